@@ -1,0 +1,82 @@
+"""Provenance for every recorded figure: machine, versions, commit, time."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from .corpus import atomic_write
+
+__all__ = ["provenance", "write_json"]
+
+_PACKAGES = ("same-lda", "numpy", "scipy", "numba", "pyarrow", "pooch", "gensim", "tomotopy",
+             "snakemake", "cupy-cuda12x", "cupy-cuda13x")
+
+
+def _git_commit(cwd: Path) -> str | None:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                             text=True, timeout=10)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return rev.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance(extra: dict | None = None) -> dict:
+    """Machine (CPU model, cores, RAM, GPU if CuPy sees one), package versions,
+    git commit of the source tree (``-dirty`` when modified) and UTC time."""
+    import psutil
+
+    versions = {"python": platform.python_version()}
+    for p in _PACKAGES:
+        try:
+            versions[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pass
+    info = {
+        "time_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": _git_commit(Path(__file__).resolve().parent),
+        "machine": {
+            "hostname": platform.node(),
+            "platform": platform.platform(),
+            "cpu": _cpu_model(),
+            "logical_cores": os.cpu_count(),
+            "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        },
+        "versions": versions,
+    }
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["threadpools"] = [{k: d.get(k) for k in ("internal_api", "num_threads", "version")}
+                               for d in threadpool_info()]
+    except Exception:
+        pass
+    if extra:
+        info.update(extra)
+    return info
+
+
+def write_json(path: str | os.PathLike, obj: dict) -> None:
+    """Write ``obj`` as indented JSON atomically (temp file + rename)."""
+    data = (json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n").encode()
+    atomic_write(Path(path), lambda f: f.write(data))

@@ -1,0 +1,62 @@
+"""Shared fixtures: an isolated cache directory per test and the UCI mirror.
+
+Tests that need real data use the ``uci_dir`` fixture: where ``$SAME_DATA_DIR``
+(or ../shared/datasets/uci beside the checkout) lacks the files, they are
+skipped locally but FAIL in CI (``CI=true``), never skipped silently there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_DEFAULT_MIRROR = REPO.parent / "shared" / "datasets" / "uci"
+
+
+def _mirror() -> Path | None:
+    for part in os.environ.get("SAME_DATA_DIR", "").split(os.pathsep) + [str(_DEFAULT_MIRROR)]:
+        if part and (Path(part) / "docword.kos.txt.gz").is_file():
+            return Path(part)
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own empty SAME_CACHE_DIR, so caches never leak between tests."""
+    d = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("SAME_CACHE_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def cache_path(_isolated_cache) -> Path:
+    return _isolated_cache
+
+
+@pytest.fixture(scope="session")
+def uci_dir() -> Path:
+    d = _mirror()
+    if d is None:
+        msg = ("UCI mirror not found: set SAME_DATA_DIR to a directory holding "
+               "docword.kos.txt.gz and the vocab files")
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return d
+
+
+@pytest.fixture
+def kos(uci_dir, monkeypatch):
+    from same import corpus
+
+    monkeypatch.setenv("SAME_DATA_DIR", str(uci_dir))
+    return corpus.load("kos", download=False)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

@@ -1,0 +1,99 @@
+"""Held-out split: determinism, token conservation, binomial halves, integrity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from same import split as splitmod
+from same.split import SplitIntegrityError, load_split, make_split
+from same.synthetic import lda_corpus
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return lda_corpus(n_docs=400, n_words=150, n_topics=4, doc_length=60, seed=3).counts
+
+
+def test_deterministic_and_seeded(counts):
+    a, b = make_split(counts, 0.2, seed=7), make_split(counts, 0.2, seed=7)
+    assert a.checksum() == b.checksum()
+    c = make_split(counts, 0.2, seed=8)
+    assert c.checksum() != a.checksum()
+
+
+def test_partition_and_token_conservation(counts):
+    s = make_split(counts, 0.25, seed=1)
+    n_docs = counts.shape[0]
+    assert len(s.test_docs) == round(0.25 * n_docs)
+    assert np.intersect1d(s.train_docs, s.test_docs).size == 0
+    assert np.union1d(s.train_docs, s.test_docs).size == n_docs
+    assert (s.train != counts[s.train_docs]).nnz == 0
+    assert (s.test_full != counts[s.test_docs]).nnz == 0
+    for m in (s.train, s.test_observed, s.test_heldout):
+        assert m.data.min() >= 1  # explicit zeros removed
+        assert m.dtype == np.int32
+
+
+def test_halves_are_binomial(counts):
+    """Held-out tokens ~ Binomial(N, 1/2): within 4 standard deviations (p ≈ 6e-5 to fail)."""
+    s = make_split(counts, 0.3, seed=2)
+    n = int(s.test_full.sum())
+    h = int(s.test_heldout.sum())
+    assert abs(h - n / 2) <= 4 * np.sqrt(n / 4)
+    # a count of 1 goes to exactly one half
+    ones = s.test_full.multiply(s.test_full == 1)
+    both = ones.multiply(s.test_observed).multiply(s.test_heldout)
+    assert both.nnz == 0
+
+
+def test_save_load_roundtrip(tmp_path, counts):
+    s = make_split(counts, 0.1, seed=4)
+    path = tmp_path / "split.npz"
+    digest = s.save(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["split.npz"]
+    t = load_split(path)
+    assert t.checksum() == digest
+    assert (t.test_heldout != s.test_heldout).nnz == 0
+
+
+def test_tampered_split_is_rejected(tmp_path, counts):
+    s = make_split(counts, 0.1, seed=4)
+    path = tmp_path / "split.npz"
+    s.save(path)
+    with np.load(path) as z:
+        arrays = dict(z)
+    arrays["test_heldout_data"] = arrays["test_heldout_data"].copy()
+    arrays["test_heldout_data"][0] += 1
+    np.savez_compressed(path, **arrays)
+    with pytest.raises(SplitIntegrityError, match=r"split\.npz: content does not match its checksum"):
+        load_split(path)
+    path.write_bytes(b"not a zip")
+    with pytest.raises(SplitIntegrityError, match=r"split\.npz: unreadable split artifact"):
+        load_split(path)
+    with pytest.raises(FileNotFoundError, match=r"nope\.npz: no such split file"):
+        load_split(tmp_path / "nope.npz")
+
+
+@pytest.mark.parametrize("frac", [0, 1, -0.5, 1.5, "0.1"])
+def test_bad_fraction(counts, frac):
+    with pytest.raises(ValueError, match=r"test_fraction must be in \(0, 1\)"):
+        make_split(counts, frac)
+
+
+def test_bad_counts():
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="non-negative integers"):
+        make_split(sp.csr_matrix(np.array([[1.5, 0], [0, 1]])), 0.5)
+    with pytest.raises(ValueError, match="at least 2 documents"):
+        make_split(sp.csr_matrix(np.array([[1, 2]])), 0.5)
+
+
+def test_kos_split(kos):
+    s = make_split(kos, 0.1, seed=0)
+    assert s.train.shape == (3087, 6906)
+    assert s.test_observed.shape == (343, 6906)
+    assert int(s.train.sum() + s.test_full.sum()) == 467714
+    assert s.vocab_sha256 == kos.vocab_checksum()
+    assert splitmod.HeldOutSplit is type(s)
