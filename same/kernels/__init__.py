@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+POOL = 4.0
+
 from ..backend import array_module
 
-__all__ = ["sddmm"]
+__all__ = ["sddmm", "sample_accumulate"]
 
 
 def _check(name, a, ndim, dtype_kind=None):
@@ -65,3 +67,62 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
     from .cuda import sddmm as cuda_sddmm
 
     return cuda_sddmm(indptr, indices, doc_topic, topic_word_t, out)
+
+
+def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples: float,
+                      key: int, doc_topic_out, topic_word_out=None):
+    """Factored SAME Poisson sweep with accumulation (paper Alg. 3 lines 4–11).
+
+    For every nonzero j = (d, w) with count c_j and every topic k draws
+    z ~ Poisson(m · c_j · θ_dk φ_kw / μ_j) and adds it to ``doc_topic_out[d, k]``
+    (T, D × K) and, when given, ``topic_word_out[w, k]`` (Pᵀ, W × K).
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR block (D docs); data are the counts c (float)
+    doc_topic : (D, K) θ; topic_word_t : (W, K) φᵀ; mu : (nnz,) from :func:`sddmm`
+    n_samples : float, m > 0 (may be fractional)
+    key : int, 64-bit stream key; must differ between calls
+    doc_topic_out : (D, K) float array, overwritten
+    topic_word_out : (W, K) float array or None, overwritten when given
+
+    Raises
+    ------
+    ValueError
+        Mismatched shapes, or m ≤ 0.
+    """
+    _check("indptr", indptr, 1, "iu")
+    _check("doc_topic", doc_topic, 2, "f")
+    n_docs, n_topics = doc_topic.shape
+    if doc_topic_out.shape != (n_docs, n_topics):
+        raise ValueError(f"doc_topic_out must have shape {(n_docs, n_topics)}, "
+                         f"got {doc_topic_out.shape}")
+    if topic_word_out is not None and topic_word_out.shape != topic_word_t.shape:
+        raise ValueError(f"topic_word_out must have shape {topic_word_t.shape}, "
+                         f"got {topic_word_out.shape}")
+    if mu.shape != indices.shape or data.shape != indices.shape:
+        raise ValueError("mu, data and indices must have one entry per nonzero")
+    if not n_samples > 0:
+        raise ValueError(f"n_samples must be > 0, got {n_samples!r}")
+    xp = array_module(doc_topic)
+    key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
+    if xp is np:
+        from . import cpu
+
+        n_ranges = max(1, min(cpu.set_threads(None), n_docs))
+        bounds = cpu.doc_ranges(np.asarray(indptr), n_ranges)
+        accumulate = topic_word_out is not None
+        local = np.zeros((n_ranges if accumulate else 1,) + (topic_word_t.shape if accumulate
+                                                              else (1, 1)),
+                         dtype=doc_topic_out.dtype)
+        doc_topic_out[...] = 0
+        cpu.sample_accumulate_csr(indptr, indices, data, doc_topic, topic_word_t, mu,
+                                  float(n_samples), key, bounds, doc_topic_out, local, accumulate,
+                                  POOL)
+        if accumulate:
+            np.sum(local, axis=0, out=topic_word_out)
+        return doc_topic_out, topic_word_out
+    from .cuda import sample_accumulate as cuda_sample
+
+    return cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
+                       doc_topic_out, topic_word_out)
