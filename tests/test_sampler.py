@@ -37,13 +37,39 @@ RECOVERY_TV = 0.1
 
 @pytest.mark.parametrize("m", [1.0, 100.0])
 @pytest.mark.parametrize("prior_scale", ["paper", "bidmach"])
-def test_recovers_known_topics(syn, m, prior_scale):
+@pytest.mark.parametrize("sampler", ["nonzero", "summed"])
+def test_recovers_known_topics(syn, m, prior_scale, sampler):
     model = SameLDA(n_topics=K, n_samples=m, doc_topic_prior=0.1, topic_word_prior=0.05,
-                    max_iter=20, prior_scale=prior_scale, random_state=1).fit(syn.counts)
+                    max_iter=20, prior_scale=prior_scale, sampler=sampler,
+                    random_state=1).fit(syn.counts)
     tv, _ = matched_tv(syn.topic_word, model.topic_word_)
     assert tv.max() < RECOVERY_TV, tv
     uniform_tv, _ = matched_tv(syn.topic_word, np.full((K, W), 1 / W))
     assert uniform_tv.min() > 0.5
+
+
+def test_samplers_agree_in_distribution(syn):
+    """One minibatch step from the same φ: the mean of φ over seeds is the same for the
+    per-nonzero and the summed sampler (both are exact; 12 seeds each, tolerance 5 standard
+    errors of the difference, per entry with mean > 0.01)."""
+    def phis(sampler):
+        out = []
+        for seed in range(12):
+            model = SameLDA(n_topics=K, n_samples=3, n_inner=3, batch_size=600, max_iter=1,
+                            sampler=sampler, random_state=0)
+            model._init_state(syn.counts, 600)  # same φ init (seed 0) for every draw
+            model._key = seed + 1000  # ... but a different random stream per draw
+            model._corpus_tokens = float(syn.counts.sum())
+            model._step(syn.counts, 3.0, None)
+            out.append(model.topic_word_)
+        return np.stack(out)
+
+    a, b = phis("nonzero"), phis("summed")
+    se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
+    big = (a.mean(axis=0) > 0.01) & (se > 0)
+    z = (a.mean(axis=0) - b.mean(axis=0))[big] / se[big]
+    assert np.abs(z).max() < 5
+    assert np.abs(z).mean() < 1.2  # |N(0,1)| has mean 0.8
 
 
 def test_larger_m_gives_lower_variance_across_seeds(syn):
@@ -62,10 +88,13 @@ def test_larger_m_gives_lower_variance_across_seeds(syn):
     assert spread(100.0) < 0.5 * spread(1.0)
 
 
-def test_same_seed_same_topics(syn):
-    a = SameLDA(n_topics=K, n_samples=20, max_iter=3, random_state=7).fit(syn.counts)
-    b = SameLDA(n_topics=K, n_samples=20, max_iter=3, random_state=7).fit(syn.counts)
-    c = SameLDA(n_topics=K, n_samples=20, max_iter=3, random_state=8).fit(syn.counts)
+@pytest.mark.parametrize("sampler", ["nonzero", "summed"])
+def test_same_seed_same_topics(syn, sampler):
+    def fit(seed):
+        return SameLDA(n_topics=K, n_samples=20, max_iter=3, sampler=sampler,
+                       random_state=seed).fit(syn.counts)
+
+    a, b, c = fit(7), fit(7), fit(8)
     np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
     assert np.abs(a.topic_word_ - c.topic_word_).max() > 1e-4
 

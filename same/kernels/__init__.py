@@ -14,7 +14,7 @@ POOL = 4.0
 
 from ..backend import array_module
 
-__all__ = ["sddmm", "sample_accumulate"]
+__all__ = ["sddmm", "sample_accumulate", "poisson"]
 
 
 def _check(name, a, ndim, dtype_kind=None):
@@ -126,3 +126,32 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
 
     return cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
                        doc_topic_out, topic_word_out)
+
+
+def poisson(lam, key: int, out=None):
+    """Elementwise Poisson draws: out[i] ~ Poisson(lam[i]) (same generator as the sweep).
+
+    Parameters
+    ----------
+    lam : float array (any shape, C-contiguous), rates ≥ 0
+    key : int, 64-bit stream key; must differ between calls
+    out : float array of lam's shape, optional
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape.
+    """
+    xp = array_module(lam)
+    if out is None:
+        out = xp.empty_like(lam)
+    if out.shape != lam.shape:
+        raise ValueError(f"out has shape {out.shape}, lam has {lam.shape}")
+    key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
+    if xp is np:
+        from .cpu import poisson_dense
+
+        return poisson_dense(np.ascontiguousarray(lam), key, out)
+    from .cuda import poisson as cuda_poisson
+
+    return cuda_poisson(lam, key, out)

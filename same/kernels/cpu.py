@@ -20,7 +20,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["sddmm_csr", "sample_accumulate_csr", "poisson_draws", "uniform_draws", "set_threads",
+__all__ = ["sddmm_csr", "sample_accumulate_csr", "poisson_dense", "poisson_draws", "uniform_draws", "set_threads",
            "doc_ranges"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -184,6 +184,16 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
                     doc_topic_out[d, k] += 1
                     if accumulate_topic_word:
                         topic_word_out[r, w, k] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def poisson_dense(lam, key, out):  # pragma: no cover - compiled
+    """out.flat[i] ~ Poisson(lam.flat[i]) from counter i of stream ``key`` (C-contiguous)."""
+    flat_lam = lam.ravel()
+    flat_out = out.ravel()
+    for i in prange(flat_lam.shape[0]):
+        flat_out[i] = _poisson(flat_lam[i], key, np.uint64(i) << _S20)
+    return out
 
 
 @njit(cache=True)
