@@ -1,0 +1,43 @@
+"""Baselines scored by the suite's own evaluator: CPU collapsed Gibbs (tomotopy)
+and gensim online / batch variational Bayes.
+
+Each baseline trains on a CSR count matrix and hands its topic-word matrix φ
+(K × W over the FULL vocabulary, rows summing to 1) to a ``checkpoint``
+callback at chosen points; time spent in the callback is excluded from the
+reported training seconds.  Library-native scores are passed along only as a
+secondary value, never compared across tools.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+__all__ = ["Checkpoint", "Stopwatch"]
+
+#: checkpoint(topic_word, info) — info has: pass, iteration, samples_per_word,
+#: train_seconds, native_score (or None).
+Checkpoint = Callable[..., None]
+
+
+class Stopwatch:
+    """Training time that excludes callback time: ``elapsed()`` minus time spent ``paused``."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self._paused = 0.0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._start - self._paused
+
+    def pause(self):
+        sw = self
+
+        class _Pause:
+            def __enter__(self):
+                self.t0 = time.perf_counter()
+
+            def __exit__(self, *exc):
+                sw._paused += time.perf_counter() - self.t0
+
+        return _Pause()

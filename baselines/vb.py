@@ -1,0 +1,86 @@
+"""Variational Bayes for LDA with gensim's LdaModel: online (Hoffman, Blei, Bach 2010)
+and batch (Blei, Ng, Jordan 2003).
+
+- online: ``update_every=1``, ``chunksize`` = 1/20 of the documents (the paper's
+  minibatch), ρ_t = (τ0 + t)^−κ over minibatches t with gensim's defaults
+  κ = decay = 0.5, τ0 = offset = 1;
+- batch: ``update_every=0`` and decay = 0, i.e. ρ = 1: one full M-step per pass
+  over all documents (variational EM of Blei, Ng, Jordan).
+
+Both use fixed symmetric α, β (no hyper-parameter learning), 50 E-step
+iterations per document (gensim default), gensim's perplexity logging off.
+φ is the row-normalised λ (``get_topics()``) over the full vocabulary,
+exported after every pass (one ``update()`` call per pass; gensim's epoch-end
+callback fires before the pass's last M-step in batch mode, so it is not used).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import Checkpoint, Stopwatch
+
+__all__ = ["fit_vb", "VB_DECAY", "VB_OFFSET"]
+
+VB_DECAY = 0.5
+VB_OFFSET = 1.0
+
+
+def _bow(X: sp.csr_matrix):
+    """gensim bag-of-words stream: per document a list of (word id, count)."""
+    return [list(zip(X.indices[X.indptr[d]:X.indptr[d + 1]].tolist(),
+                     X.data[X.indptr[d]:X.indptr[d + 1]].tolist())) for d in range(X.shape[0])]
+
+
+def fit_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
+           random_state: int, passes: int = 20, mode: str = "online",
+           chunksize: int | None = None, iterations: int = 50,
+           checkpoint: Checkpoint | None = None) -> np.ndarray:
+    """Train gensim LdaModel (``mode`` "online" or "batch") for ``passes`` passes; returns φ.
+
+    Parameters
+    ----------
+    X : csr_matrix (n_docs, n_words) counts
+    chunksize : documents per E-step chunk (and per M-step when online); default ceil(D/20)
+
+    Raises
+    ------
+    ValueError
+        Unknown mode or passes < 1.
+    """
+    from gensim.models import LdaModel
+
+    if mode not in ("online", "batch"):
+        raise ValueError(f"mode must be 'online' or 'batch', got {mode!r}")
+    if passes < 1:
+        raise ValueError(f"passes must be >= 1, got {passes}")
+    X = sp.csr_matrix(X)
+    n_docs, n_words = X.shape
+    corpus = _bow(X)
+    chunksize = chunksize or math.ceil(n_docs / 20)
+    n_tokens = float(X.sum())
+    online = mode == "online"
+    id2word = {i: str(i) for i in range(n_words)}  # num_terms = W: φ covers the full vocabulary
+    model = LdaModel(num_topics=n_topics, id2word=id2word, alpha=np.full(n_topics, doc_topic_prior),
+                     eta=topic_word_prior, chunksize=chunksize,
+                     decay=VB_DECAY if online else 0.0, offset=VB_OFFSET, iterations=iterations,
+                     eval_every=None, random_state=int(random_state),
+                     update_every=1 if online else 0, dtype=np.float64)
+    watch = Stopwatch()  # construction (no corpus given: no training) is not timed
+    for p in range(1, passes + 1):
+        # one update() per pass: every M-step of the pass is done when φ is exported, and
+        # gensim's ρ = (offset + num_updates / chunksize)^−decay is Hoffman's (τ0 + t)^−κ
+        model.update(corpus, passes=1, update_every=1 if online else 0, chunks_as_numpy=False)
+        seconds = watch.elapsed()
+        with watch.pause():
+            phi = np.asarray(model.get_topics(), dtype=np.float64)
+            phi /= phi.sum(axis=1, keepdims=True)
+            if checkpoint is not None:
+                checkpoint(phi, {"pass": p, "iteration": p, "samples_per_word": None,
+                                 "train_seconds": seconds, "tokens_seen": p * n_tokens,
+                                 "native_score": None})
+    phi = np.asarray(model.get_topics(), dtype=np.float64)
+    return phi / phi.sum(axis=1, keepdims=True)

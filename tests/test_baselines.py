@@ -1,0 +1,97 @@
+"""Baselines export φ over the full vocabulary, scored by the shared evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from baselines.cgs import checkpoints_upto, fit_cgs
+from baselines.vb import fit_vb
+from same import evaluate as ev
+from same.split import make_split
+from same.synthetic import lda_corpus
+
+K, W_USED, W = 4, 100, 130  # words 100..129 never occur in training
+
+
+@pytest.fixture(scope="module")
+def data():
+    syn = lda_corpus(n_docs=300, n_words=W_USED, n_topics=K, doc_length=80, seed=5)
+    counts = sp.hstack([syn.counts, sp.csr_matrix((300, W - W_USED), dtype=np.int32)]).tocsr()
+    return syn, counts
+
+
+def check_phi(phi):
+    assert phi.shape == (K, W)
+    assert np.all(np.isfinite(phi)) and phi.min() > 0
+    np.testing.assert_allclose(phi.sum(axis=1), 1, rtol=1e-10)
+
+
+def test_cgs_full_vocabulary_and_checkpoints(data):
+    _, counts = data
+    seen = []
+    phi = fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                  random_state=0, iterations=20, checkpoints=[1, 5, 20],
+                  checkpoint=lambda p, i: seen.append((i["iteration"], p.copy(), i)))
+    check_phi(phi)
+    assert [s[0] for s in seen] == [1, 5, 20]
+    for _, p, info in seen:
+        check_phi(p)
+        assert info["samples_per_word"] == info["iteration"]
+        assert info["native_score"] < 0
+    # unseen words get exactly β / (n_k + W β), i.e. n_kw = 0
+    unseen = phi[:, W_USED:]
+    assert np.allclose(unseen, unseen[:, :1])
+    # φ's row totals match a proper count matrix: Σ_w n_kw = tokens
+    n_k = 0.1 / unseen[:, 0] - W * 0.1
+    assert n_k.sum() == pytest.approx(counts.sum(), rel=1e-6)
+
+
+def test_cgs_deterministic_single_thread(data):
+    _, counts = data
+    a = fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=3,
+                iterations=10)
+    b = fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=3,
+                iterations=10)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["online", "batch"])
+def test_vb_full_vocabulary_every_pass(data, mode):
+    _, counts = data
+    seen = []
+    phi = fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                 random_state=0, passes=3, mode=mode,
+                 checkpoint=lambda p, i: seen.append((i["pass"], i["train_seconds"])))
+    check_phi(phi)
+    assert [s[0] for s in seen] == [1, 2, 3]
+    assert all(b[1] >= a[1] for a, b in zip(seen, seen[1:]))
+
+
+def test_baselines_learn(data):
+    """Each baseline beats a uniform φ by far on held-out data from the true model."""
+    syn, counts = data
+    split = make_split(counts, 0.2, seed=0)
+    uniform = ev.evaluate(np.full((K, W), 1 / W), 0.1, split).ll
+    cgs = fit_cgs(split.train, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                  random_state=0, iterations=100)
+    online = fit_vb(split.train, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    random_state=0, passes=10, mode="online")
+    for phi in (cgs, online):
+        assert ev.evaluate(phi, 0.1, split).ll > uniform + 0.5
+
+
+def test_bad_settings(data):
+    _, counts = data
+    with pytest.raises(ValueError, match=r"mode must be 'online' or 'batch', got 'hybrid'"):
+        fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
+               mode="hybrid")
+    with pytest.raises(ValueError, match=r"iterations must be >= 1, got 0"):
+        fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
+                iterations=0)
+
+
+def test_checkpoints_upto():
+    assert checkpoints_upto(30) == [1, 2, 5, 10, 20, 30]
+    assert checkpoints_upto(1000)[-3:] == [200, 500, 1000]

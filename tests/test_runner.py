@@ -1,0 +1,142 @@
+"""The runner: complete, atomic outputs for every method; reruns; bad settings."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from same import run as cli
+from same.runner import TRACE_COLUMNS, RunConfig, eval_points, load_model, run, score_model
+from same.split import make_split
+from same.synthetic import lda_corpus
+
+
+@pytest.fixture(scope="module")
+def split_path(tmp_path_factory):
+    syn = lda_corpus(n_docs=200, n_words=80, n_topics=3, doc_length=60, seed=9)
+    path = tmp_path_factory.mktemp("split") / "split.npz"
+    make_split(syn.counts, 0.2, seed=0, name="toy").save(path)
+    return path
+
+
+def read_trace(d):
+    with open(d / "trace.csv") as f:
+        return list(csv.DictReader(f))
+
+
+CASES = [("same", 3, {"n_samples": 10}), ("cgs", 12, {}), ("vb_online", 3, {}),
+         ("vb_batch", 3, {})]
+
+
+@pytest.mark.parametrize("method, budget, params", CASES)
+def test_outputs_complete(tmp_path, split_path, method, budget, params):
+    cfg = RunConfig(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    seed=0, budget=budget, params=params)
+    out = run(cfg, split_path, tmp_path / "toy" / method / "K3" / "seed0", progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.npz", "trace.csv"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["seed0"]  # no temporaries
+    rows = read_trace(out)
+    assert list(rows[0]) == list(TRACE_COLUMNS)
+    assert [int(r["pass"]) for r in rows] == eval_points(budget)
+    for r in rows:
+        assert float(r["ll"]) < 0 and float(r["ll_bidmach"]) < 0
+        assert float(r["perplexity"]) == pytest.approx(np.exp(-float(r["ll"])))
+        assert float(r["train_seconds"]) >= 0 and float(r["eval_seconds"]) > 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["settings"]["method"] == method
+    assert meta["split"]["sha256"] and meta["threads"]["requested"] == 1
+    assert meta["versions"]["numpy"] and "commit" in meta and meta["machine"]["cpu"]
+    model = load_model(out / "model.npz")
+    np.testing.assert_allclose(model["topic_word"].sum(axis=1), 1, rtol=1e-9)
+    # the stored model scores like the last trace row
+    assert score_model(out / "model.npz", split_path).ll == pytest.approx(float(rows[-1]["ll"]),
+                                                                         abs=1e-4)
+
+
+@pytest.mark.parametrize("method, budget, params", CASES)
+def test_rerun_same_seed_same_trace(tmp_path, split_path, method, budget, params):
+    cfg = RunConfig(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    seed=4, budget=budget, params=params)
+    a = read_trace(run(cfg, split_path, tmp_path / "a", progress=False))
+    b = read_trace(run(cfg, split_path, tmp_path / "b", progress=False))
+    timing = {"train_seconds", "eval_seconds"}
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in timing} for r in rows]
+    assert strip(a) == strip(b)
+
+
+def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
+    import same.runner as runner
+
+    def boom(*a, **k):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(runner, "evaluate", boom)
+    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    seed=0, budget=2)
+    with pytest.raises(RuntimeError, match="killed"):
+        run(cfg, split_path, tmp_path / "out" / "seed0", progress=False)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_rerun_replaces_previous_output(tmp_path, split_path):
+    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    seed=0, budget=2)
+    out = tmp_path / "seed0"
+    run(cfg, split_path, out, progress=False)
+    (out / "stale.txt").write_text("old")
+    run(cfg, split_path, out, progress=False)
+    assert not (out / "stale.txt").exists()
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    ({"method": "lsa"}, r"unknown method 'lsa'; known: same, cgs, vb_online, vb_batch"),
+    ({"budget": 0}, r"budget must be a positive integer, got 0"),
+    ({"n_topics": -2}, r"n_topics must be a positive integer, got -2"),
+    ({"doc_topic_prior": 0.0}, r"doc_topic_prior must be a positive finite number"),
+    ({"params": {"n_sample": 3}}, r"unknown parameter\(s\) n_sample for method 'same'"),
+    ({"method": "cgs", "params": {"n_samples": 3}}, r"unknown parameter\(s\) n_samples for "
+                                                    r"method 'cgs'; allowed: none"),
+    ({"method": "cgs", "backend": "cupy"}, r"backend='cupy' applies to method 'same' only"),
+])
+def test_bad_settings(tmp_path, split_path, kwargs, pattern):
+    base = dict(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
+                budget=2)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=pattern):
+        run(RunConfig(**base), split_path, tmp_path / "x", progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):
+    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                    seed=0, budget=1)
+    out = run(cfg, split_path, tmp_path / "m", progress=False)
+    other = lda_corpus(n_docs=50, n_words=80, n_topics=3, seed=1)
+    from same.corpus import Corpus
+
+    vocab = [f"w{i}" for i in range(80)]
+    other_split = make_split(Corpus("other", other.counts, vocab=vocab), 0.2)
+    with pytest.raises(ValueError, match=r"model vocabulary .* does not match the split's .*"
+                                         r"corpus 'other'"):
+        score_model(out / "model.npz", other_split)
+
+
+def test_cli_fit_and_errors(tmp_path, split_path, capsys):
+    out = tmp_path / "cli"
+    rc = cli.main(["fit", "--method", "same", "--split", str(split_path), "--n-topics", "3",
+                   "--alpha", "0.1", "--beta", "0.1", "--budget", "2", "--param",
+                   "n_samples=5", "--param", "m_schedule=linear", "--out", str(out),
+                   "--no-progress"])
+    assert rc == 0 and (out / "trace.csv").is_file()
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["settings"]["params"] == {"n_samples": 5, "m_schedule": "linear"}
+    rc = cli.main(["fit", "--method", "same", "--split", str(split_path), "--n-topics", "3",
+                   "--alpha", "0.1", "--beta", "0.1", "--budget", "2", "--param", "m=5",
+                   "--out", str(tmp_path / "bad"), "--no-progress"])
+    assert rc == 2
+    assert "unknown parameter(s) m for method 'same'" in capsys.readouterr().err
+    rc = cli.main(["score", "--model", str(out / "model.npz"), "--split", str(split_path)])
+    assert rc == 0
