@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SyntheticLDA", "lda_corpus"]
+__all__ = ["SyntheticLDA", "lda_corpus", "shaped_corpus"]
 
 
 @dataclass
@@ -52,3 +52,85 @@ def lda_corpus(n_docs: int = 500, n_words: int = 200, n_topics: int = 5, doc_len
     counts = sp.csr_matrix(dense.astype(np.int32))
     counts.eliminate_zeros()
     return SyntheticLDA(counts=counts, topic_word=phi, doc_topic=theta)
+
+
+def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = None,
+                  zipf_exponent: float = 1.0, seed: int = 0) -> sp.csr_matrix:
+    """A random count matrix with a given shape (D, W, about NNZ nonzeros, about N tokens).
+
+    For timing at paper scale without the real data (e.g. NYTimes: D=300,000,
+    W=102,660, NNZ=69,679,427, ~100M tokens).  Word ids follow a Zipf-like law
+    p(rank r) ∝ r^−``zipf_exponent``; nonzeros per document vary (Poisson
+    around NNZ/D); counts are 1 + Poisson extra so that the token total is
+    about ``n_tokens`` (default 1.43 × NNZ, NYTimes' ratio).  Duplicate
+    (doc, word) draws are merged, so the nonzero count can fall slightly
+    short of ``nnz``; the actual figures are in the returned matrix.
+
+    Returns
+    -------
+    csr_matrix (n_docs, n_words), int32, sorted indices.
+
+    Raises
+    ------
+    ValueError
+        Non-positive sizes, or nnz > n_docs × n_words.
+    """
+    for name, v in (("n_docs", n_docs), ("n_words", n_words), ("nnz", nnz)):
+        if not v > 0:
+            raise ValueError(f"{name} must be > 0, got {v!r}")
+    if nnz > n_docs * n_words:
+        raise ValueError(f"nnz={nnz} exceeds n_docs × n_words = {n_docs * n_words}")
+    n_tokens = int(n_tokens or round(1.43 * nnz))
+    if n_tokens < nnz:
+        raise ValueError(f"n_tokens={n_tokens} must be >= nnz={nnz}")
+    rng = np.random.default_rng(seed)
+    per_doc = rng.poisson(nnz / n_docs, size=n_docs).astype(np.int64)
+    per_doc = np.clip(per_doc, 1, n_words)
+    # adjust so the total is nnz (spread the difference over random documents)
+    diff = nnz - int(per_doc.sum())
+    while diff != 0:
+        idx = rng.integers(0, n_docs, size=abs(diff))
+        if diff > 0:
+            np.add.at(per_doc, idx, 1)
+        else:
+            np.subtract.at(per_doc, idx, 1)
+        per_doc = np.clip(per_doc, 1, n_words)
+        diff = nnz - int(per_doc.sum())
+    cdf = np.cumsum(1.0 / np.arange(1, n_words + 1) ** zipf_exponent)
+    cdf /= cdf[-1]
+    # Draw each document's words with replacement (oversampled), merge duplicates, keep a
+    # random subset of the distinct words of the wanted size; documents with too few distinct
+    # words are drawn again with more oversampling.
+    is_pending = np.ones(n_docs, dtype=bool)
+    chosen = []
+    factor = 1.5
+    while is_pending.any():
+        pending = np.flatnonzero(is_pending)
+        draws = np.ceil(per_doc[pending] * factor).astype(np.int64)
+        docs = np.repeat(pending, draws)
+        words = np.minimum(np.searchsorted(cdf, rng.random(docs.size), side="right"),
+                           n_words - 1)
+        uniq = np.unique(docs * n_words + words)
+        del docs, words
+        udoc = uniq // n_words
+        have = np.bincount(udoc, minlength=n_docs)
+        done = is_pending & (have >= per_doc)
+        keep = done[udoc]
+        uniq, udoc = uniq[keep], udoc[keep]
+        order = np.lexsort((rng.random(uniq.size), udoc))  # random order within each document
+        uniq, udoc = uniq[order], udoc[order]
+        starts = np.searchsorted(udoc, udoc, side="left")
+        rank = np.arange(uniq.size) - starts
+        chosen.append(uniq[rank < per_doc[udoc]])
+        is_pending &= ~done
+        factor *= 1.5
+    key = np.sort(np.concatenate(chosen))
+    del chosen
+    rows, cols = np.divmod(key, n_words)
+    del key
+    counts = 1 + rng.poisson((n_tokens - nnz) / nnz, size=rows.size)
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_docs), out=indptr[1:])
+    idx_dtype = np.int32 if rows.size < 2**31 else np.int64
+    return sp.csr_matrix((counts.astype(np.int32), cols.astype(np.int32),
+                          indptr.astype(idx_dtype)), shape=(n_docs, n_words))

@@ -33,6 +33,8 @@ _TWO_M53 = 2.0 ** -53
 #: λ below which Poisson draws use inversion (above: PTRS, Hörmann 1993, as NumPy).
 _INVERSION_MAX = 10.0
 _RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
+#: Bound on log2(K) used to choose between binary search and a guide table.
+_LOG2_TOPICS_BOUND = 8
 #: Topics with λ below this are pooled: one Poisson(Σλ) count split categorically.
 POOL_MAX = 4.0
 
@@ -166,6 +168,22 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
                 n = _poisson(pooled, key, ctr)
                 if n == 0:
                     continue
+                if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
+                    # few events: binary search of the prefix sums per event, O(n log K)
+                    for e in range(n):
+                        x = _uniform(cat_key, ctr + np.uint64(e)) * pooled
+                        lo, hi = 0, n_topics - 1
+                        while lo < hi:  # first k with cum[k] > x
+                            mid = (lo + hi) >> 1
+                            if cum[mid] > x:
+                                hi = mid
+                            else:
+                                lo = mid + 1
+                        doc_topic_out[d, lo] += 1
+                        if accumulate_topic_word:
+                            topic_word_out[r, w, lo] += 1
+                    continue
+                # many events: guide table (Chen & Asau 1974), O(K + n);
                 # guide[i] = first topic whose cumulative pooled λ exceeds i/G of the total
                 k = 0
                 step = pooled / n_guide

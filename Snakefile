@@ -1,0 +1,23 @@
+# same-lda: regenerate every figure, table and claim verdict of "SAME but Different".
+#   snakemake --cores all                                  # quick profile (KOS, CPU)
+#   snakemake --cores all --configfile config/paper.yaml   # paper profile (NYTimes, PubMed, GPU)
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/fit.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,62 @@
+"""Kernel speed and memory: SDDMM and Poisson sample-and-accumulate on a KOS-sized minibatch."""
+
+import numpy as np
+
+from .common import BACKENDS, TOPICS, block, require_backend, sync, to_xp
+
+
+class Kernels:
+    params = [BACKENDS, TOPICS]
+    param_names = ["backend", "n_topics"]
+    timeout = 300
+
+    def setup(self, backend, n_topics):
+        from same import kernels
+
+        self.xp = require_backend(backend)
+        self.kernels = kernels
+        counts, theta, phi_t = block(n_topics)
+        self.indptr, self.indices, self.data, self.theta, self.phi_t = to_xp(
+            self.xp, counts, theta, phi_t)
+        self.mu = kernels.sddmm(self.indptr, self.indices, self.theta, self.phi_t)
+        self.T = self.xp.empty_like(self.theta)
+        self.P = self.xp.empty_like(self.phi_t)
+        # warm up (JIT compile / module load) outside the timed bodies
+        self.time_sample_accumulate(backend, n_topics)
+        sync(self.xp)
+
+    def time_sddmm(self, backend, n_topics):
+        self.kernels.sddmm(self.indptr, self.indices, self.theta, self.phi_t, out=self.mu)
+        sync(self.xp)
+
+    def time_sample_accumulate(self, backend, n_topics):
+        self.kernels.sample_accumulate(self.indptr, self.indices, self.data, self.theta,
+                                       self.phi_t, self.mu, 100.0, 12345, self.T, self.P)
+        sync(self.xp)
+
+    def peakmem_sample_accumulate(self, backend, n_topics):
+        self.time_sample_accumulate(backend, n_topics)
+
+
+class MinibatchStep:
+    """One Algorithm 3 minibatch (n_inner=5 sweeps, φ update) for each sampler."""
+
+    params = [BACKENDS, TOPICS, ["nonzero", "summed"]]
+    param_names = ["backend", "n_topics", "sampler"]
+    timeout = 300
+
+    def setup(self, backend, n_topics, sampler):
+        from same.sampler import SameLDA
+
+        self.xp = require_backend(backend)
+        counts, _, _ = block(n_topics)
+        self.counts = counts
+        self.model = SameLDA(n_topics=n_topics, n_samples=100, sampler=sampler,
+                             backend=backend, random_state=0)
+        self.model._init_state(counts, counts.shape[0])
+        self.model._step(counts, 100.0, None)  # warm up
+        sync(self.xp)
+
+    def time_step(self, backend, n_topics, sampler):
+        self.model._step(self.counts, 100.0, None)
+        sync(self.xp)

@@ -1,0 +1,93 @@
+"""Inputs for the asv suite: built lazily, cached, never inside a timed body.
+
+"Only append, never change": the generators below keep their seeds and sizes
+so results stay comparable across commits.
+"""
+
+import functools
+import os
+
+import numpy as np
+
+BACKENDS = ["numpy", "cupy"]
+TOPICS = [64, 256]
+
+
+def require_backend(backend):
+    """Raise NotImplementedError (asv: skip) when the backend cannot run here."""
+    if backend == "numpy":
+        return np
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise NotImplementedError("no CUDA device")
+        return cupy
+    except Exception as exc:  # ImportError, CUDARuntimeError
+        raise NotImplementedError(f"cupy backend unavailable: {exc}") from None
+
+
+def sync(xp):
+    if xp is not np:
+        xp.cuda.get_current_stream().synchronize()
+
+
+@functools.lru_cache(maxsize=None)
+def kos():
+    """Real KOS (needs SAME_DATA_DIR or the cache); NotImplementedError when absent."""
+    from same import corpus
+
+    try:
+        return corpus.load("kos", download=False)
+    except corpus.CorpusNotFoundError as exc:
+        raise NotImplementedError(f"KOS not available: {exc}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def kos_split():
+    from same.split import make_split
+
+    return make_split(kos(), 0.1, seed=0)
+
+
+@functools.lru_cache(maxsize=None)
+def block(n_topics, seed=0):
+    """A KOS-shaped minibatch (1/20 of KOS: 172 docs × 6906 words, ~17.7k nonzeros) with
+    peaked θ and φ, on the host."""
+    from same.synthetic import shaped_corpus
+
+    counts = shaped_corpus(172, 6906, 17_700, n_tokens=23_400, seed=seed).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(n_topics, 0.1), size=counts.shape[0]).astype(np.float32) + 0.1
+    phi = rng.dirichlet(np.full(6906, 0.05), size=n_topics).astype(np.float32)
+    return counts, theta, np.ascontiguousarray(phi.T)
+
+
+def to_xp(xp, counts, theta, phi_t):
+    if xp is np:
+        return counts.indptr, counts.indices, counts.data, theta, phi_t
+    return (xp.asarray(counts.indptr), xp.asarray(counts.indices), xp.asarray(counts.data),
+            xp.asarray(theta), xp.asarray(phi_t))
+
+
+@functools.lru_cache(maxsize=None)
+def docword_file(n_lines=1_000_000):
+    """A generated docword.gz of n_lines entries in a per-user temp directory."""
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from same.synthetic import shaped_corpus
+
+    path = Path(tempfile.gettempdir()) / f"same-asv-docword-{n_lines}.txt.gz"
+    if not path.exists():
+        m = shaped_corpus(n_lines // 200, 50_000, n_lines, seed=0).tocoo()
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with pa.CompressedOutputStream(str(tmp), "gzip") as out:
+            out.write(f"{m.shape[0]}\n{m.shape[1]}\n{m.nnz}\n".encode())
+            table = pa.table({"d": m.row + 1, "w": m.col + 1, "c": m.data})
+            pacsv.write_csv(table, out, pacsv.WriteOptions(include_header=False, delimiter=" "))
+        os.replace(tmp, path)
+    return path

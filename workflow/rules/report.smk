@@ -1,0 +1,138 @@
+# Figures, tables and claim verdicts from the traces (no training or scoring here).
+
+REPORT_CODE = code("same/report.py", "workflow/scripts/report.py")
+
+
+rule fig1_passes:
+    input:
+        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
+        code=REPORT_CODE,
+    output:
+        expand("figures/{{dataset}}/fig1_passes.{ext}", ext=FIGURE_FORMATS),
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        max_passes=max(config["same"]["passes"], config["vb"]["passes"]),
+    log:
+        "results/logs/report/{dataset}/fig1_passes.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/fig1_passes.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule fig1c_samples:
+    input:
+        traces=lambda wc: traces(wc.dataset, ["same", "same_m1_long", fig1c_cgs_label()], SEED0),
+        code=REPORT_CODE,
+    output:
+        expand("figures/{{dataset}}/fig1c_samples.{ext}", ext=FIGURE_FORMATS),
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        labels=lambda wc: {"same": f"SAME m={config['same']['n_samples']:g}",
+                           "same_m1_long": "SAME m=1", fig1c_cgs_label(): "CGS (tomotopy)"},
+    log:
+        "results/logs/report/{dataset}/fig1c_samples.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/fig1c_samples.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule fig2a_m:
+    input:
+        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],
+                                 SEED0),
+        code=REPORT_CODE,
+    output:
+        expand("figures/{{dataset}}/fig2a_m.{ext}", ext=FIGURE_FORMATS),
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        runs={m: m_label_run(m) for m in config["same"]["m_values"]},
+    log:
+        "results/logs/report/{dataset}/fig2a_m.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/fig2a_m.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule fig2b_anneal:
+    input:
+        traces=lambda wc: traces(wc.dataset,
+                                 [schedule_run(s) for s in config["same"]["schedules"]], SEED0),
+        code=REPORT_CODE,
+    output:
+        expand("figures/{{dataset}}/fig2b_anneal.{ext}", ext=FIGURE_FORMATS),
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        runs={s: schedule_run(s) for s in config["same"]["schedules"]},
+    log:
+        "results/logs/report/{dataset}/fig2b_anneal.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/fig2b_anneal.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule table1:
+    input:
+        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
+        code=REPORT_CODE,
+    output:
+        csv="results/{dataset}/table1.csv",
+        md="results/{dataset}/table1.md",
+    params:
+        setting=lambda wc: setting(wc.dataset),
+    log:
+        "results/logs/report/{dataset}/table1.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule table2:
+    input:
+        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],
+                                 SEED0),
+        code=REPORT_CODE,
+    output:
+        csv="results/{dataset}/table2.csv",
+        md="results/{dataset}/table2.md",
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        runs={m: m_label_run(m) for m in config["same"]["m_values"]},
+    log:
+        "results/logs/report/{dataset}/table2.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule claims:
+    input:
+        traces=[t for d in config["datasets"] for t in traces(d, list(RUNS))],
+        code=REPORT_CODE,
+    output:
+        "results/claims.md",
+    params:
+        datasets=config["datasets"],
+        m_runs={m: m_label_run(m) for m in config["same"]["m_values"]},
+        schedule_runs={s: schedule_run(s) for s in config["same"]["schedules"]},
+        fig1c={"same": "same", "m1": "same_m1_long", "cgs": fig1c_cgs_label()},
+        setting=lambda wc: setting(" + ".join(config["datasets"])),
+    log:
+        "results/logs/report/claims.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"

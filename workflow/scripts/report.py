@@ -1,0 +1,37 @@
+"""Thin Snakemake script: redirect the log, call one function of same.report per rule."""
+
+import logging
+import sys
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")  # noqa: F821  (provided by Snakemake)
+logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+
+from same import report  # noqa: E402
+
+smk = snakemake  # noqa: F821
+rule = smk.rule
+df = report.load_traces(smk.input.traces)
+caption = smk.params.get("setting", "")
+
+if rule == "fig1_passes":
+    report.fig_ll_vs_passes(df, smk.output, caption, smk.params.max_passes)
+elif rule == "fig1c_samples":
+    report.fig_ll_vs_samples(df, smk.output, caption, dict(smk.params.labels))
+elif rule == "fig2a_m":
+    report.fig_m(df, smk.output, caption, dict(smk.params.runs))
+elif rule == "fig2b_anneal":
+    report.fig_schedules(df, smk.output, caption, dict(smk.params.runs))
+elif rule == "table1":
+    report.table1(df, smk.output.csv, smk.output.md, caption)
+elif rule == "table2":
+    report.table2(df, dict(smk.params.runs), smk.output.csv, smk.output.md, caption)
+elif rule == "claims":
+    per = {}
+    for name in smk.params.datasets:
+        per[name] = {"df": df[df["dataset"] == name], "m_runs": dict(smk.params.m_runs),
+                     "schedule_runs": dict(smk.params.schedule_runs),
+                     "fig1c": dict(smk.params.fig1c)}
+    report.claims(per, smk.output[0], caption)
+else:
+    raise ValueError(f"no report function for rule {rule!r}")
+print(f"wrote {list(smk.output)}")
