@@ -20,6 +20,7 @@ import numpy as np
 from .corpus import atomic_write
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
+           "fig_variants",
            "table1", "table2", "claims", "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS"]
 
 #: Table 1 of the paper (seconds; NYTimes, K=256; GTX-690 / E5-2660).
@@ -112,7 +113,13 @@ def _band(ax, df, x, label, color, style="-"):
         ax.fill_between(mean.index, lo.values, hi.values, color=color, alpha=0.2, lw=0)
 
 
-def _figure(caption: str):
+def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
+          log_x: bool = False, hline=None) -> None:
+    """One figure: ll (mean over seeds with a min–max band) of each series against ``x``.
+
+    series : iterable of (DataFrame rows of one run label, legend name, color)
+    hline : optional (ll, legend name, color) reference line
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -120,82 +127,79 @@ def _figure(caption: str):
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
-    return fig, ax, plt
+    for d, name, color in series:
+        if not d.empty:
+            _band(ax, d, x, name, color)
+    if hline is not None:
+        ax.axhline(hline[0], color=hline[2], ls=":", lw=1, label=hline[1])
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("held-out log-likelihood (nats/token)")
+    ax.set_title(f"{df['dataset'].iloc[0]}: {title}")
+    ax.grid(alpha=0.3, which="both" if log_x else "major")
+    ax.legend(fontsize=8)
+    _save(fig, outputs)
+    plt.close(fig)
+
+
+def _first_seed(d):
+    return d[d["seed"] == d["seed"].min()] if not d.empty else d
 
 
 def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
     """fig1a/1b: held-out ll vs passes for SAME, VB online, VB batch and CGS."""
-    fig, ax, plt = _figure(caption)
-    for label in ("same", "vb_online", "vb_batch", "cgs"):
-        d = df[(df["label"] == label) & (df["pass"] <= max_passes)]
-        if not d.empty:
-            _band(ax, d, "pass", METHOD_NAMES[label], COLORS[label])
+    series = [(df[(df["label"] == label) & (df["pass"] <= max_passes)], METHOD_NAMES[label],
+               COLORS[label]) for label in ("same", "vb_online", "vb_batch", "cgs")]
     ref = df[df["label"] == "cgs"]
+    hline = None
     if not ref.empty:
         last = ref[ref["pass"] == ref["pass"].max()]
-        ax.axhline(last["ll"].mean(), color=COLORS["cgs"], ls=":", lw=1,
-                   label=f"CGS after {int(ref['pass'].max())} iterations")
-    ax.set_xlabel("passes over the training documents (CGS: iterations)")
-    ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{df['dataset'].iloc[0]}: convergence per pass")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, outputs)
-    plt.close(fig)
+        hline = (last["ll"].mean(), f"CGS after {int(ref['pass'].max())} iterations",
+                 COLORS["cgs"])
+    _plot(df, outputs, caption, series, x="pass", hline=hline,
+          xlabel="passes over the training documents (CGS: iterations)",
+          title="convergence per pass")
 
 
 def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
     """fig1c: held-out ll vs samples per word (log scale): SAME m=100, SAME m=1, CGS."""
-    fig, ax, plt = _figure(caption)
+    series = []
     for (label, name), color in zip(labels.items(), ("C0", "C4", "C3")):
         d = df[df["label"] == label].copy()
-        if d.empty:
-            continue
-        if d["method"].iloc[0] == "cgs":
+        if not d.empty and d["method"].iloc[0] == "cgs":
             d["samples_per_word"] = d["iteration"]
-        _band(ax, d, "samples_per_word", name, color)
-    ax.set_xscale("log")
-    ax.set_xlabel("samples per word (SAME: m × passes; CGS: iterations)")
-    ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{df['dataset'].iloc[0]}: convergence per sample")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    _save(fig, outputs)
-    plt.close(fig)
+        series.append((d, name, color))
+    _plot(df, outputs, caption, series, x="samples_per_word", log_x=True,
+          xlabel="samples per word (SAME: m × passes; CGS: iterations)",
+          title="convergence per sample")
 
 
 def fig_m(df, outputs, caption: str, runs: dict) -> None:
-    """fig2a: ll vs passes for each m (runs: m → label)."""
-    fig, ax, plt = _figure(caption)
-    cmap = plt.get_cmap("viridis")
-    for i, (m, label) in enumerate(sorted(runs.items())):
-        d = df[df["label"] == label]
-        if not d.empty:
-            _band(ax, d[d["seed"] == d["seed"].min()], "pass", f"m = {m:g}",
-                  cmap(i / max(len(runs) - 1, 1)))
-    ax.set_xlabel("passes over the training documents")
-    ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{df['dataset'].iloc[0]}: effect of the number of samples m")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, outputs)
-    plt.close(fig)
+    """fig2a: ll vs passes for each m (runs: m → label), first seed."""
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"]
+    series = [(_first_seed(df[df["label"] == label]), f"m = {m:g}",
+               cmap(i / max(len(runs) - 1, 1))) for i, (m, label) in enumerate(sorted(runs.items()))]
+    _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
+          title="effect of the number of samples m")
+
+
+def fig_variants(df, outputs, caption: str, runs: dict, title: str) -> None:
+    """ll vs passes for variants of SAME (runs: legend name → label), first seed.
+
+    fig2b (annealing schedules of m) and the prior-scale comparison use it.
+    """
+    series = [(_first_seed(df[df["label"] == label]), name, f"C{i}")
+              for i, (name, label) in enumerate(runs.items())]
+    _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
+          title=title)
 
 
 def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
     """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label)."""
-    fig, ax, plt = _figure(caption)
-    for i, (sched, label) in enumerate(runs.items()):
-        d = df[df["label"] == label]
-        if not d.empty:
-            _band(ax, d[d["seed"] == d["seed"].min()], "pass", sched, f"C{i}")
-    ax.set_xlabel("passes over the training documents")
-    ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{df['dataset'].iloc[0]}: annealing schedules of m (same mean m)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, outputs)
-    plt.close(fig)
+    fig_variants(df, outputs, caption, runs, "annealing schedules of m (same mean m)")
 
 
 # ----------------------------------------------------------------------------- tables
@@ -356,7 +360,14 @@ def claims(datasets: dict, out_path, settings: str) -> str:
                   f"VB batch {_fmt(bat.mean())} [{_fmt(bat.min())}, {_fmt(bat.max())}]",
                   "- paper: SAME above both VB curves on NYTimes and PubMed (Fig. 1a, 1b)",
                   "- verdict rule: reproduced when SAME's worst seed beats both VB methods' best "
-                  "seed; partly when its mean beats at least one", ""]
+                  "seed; partly when its mean beats at least one"]
+        for name, label in info.get("prior_scale_runs", {}).items():
+            d = df[df["label"] == label]
+            if not d.empty:
+                run = _first_seed(d).sort_values("pass")
+                lines.append(f"- SAME with {name} (seed {int(run['seed'].iloc[0])}): final ll "
+                             f"{_fmt(float(run['ll'].iloc[-1]))}")
+        lines.append("")
 
         # C2
         cs, co, cb = (np.mean(conv_pass[k]) for k in ("same", "vb_online", "vb_batch"))

@@ -106,9 +106,12 @@ class SameLDA:
         γ and τ0 of the "paper" schedule (scikit-learn's defaults and names).
     learning_power : float, default 0.3
         Exponent of the "bidmach" schedule (IncNorm ``power``).
-    prior_scale : {"paper", "bidmach"}, default "paper"
-        s in θ = T/s + α, φ̂ = P/s + β: s = m (paper eq. 7) or s = 1 (BIDMach code,
-        where the priors act at 1/m strength).
+    prior_scale : {"paper", "bidmach"}, default "bidmach"
+        s in θ = T/s + α, φ̂ = P/s + β: s = m (paper eq. 7) or s = 1 (BIDMach's
+        LDAgibbs.scala, the code that produced the paper's experiments; there the
+        priors act at 1/m strength).  Note that β is added to each minibatch's
+        counts, not to corpus-level counts, so with small minibatches s = m
+        smooths φ̂ strongly.
     m_schedule : {"constant", "linear", "log", "invlinear"}, default "constant"
         Annealing of m over the run's minibatch steps (:func:`same.schedules.n_samples_at`).
     schedule_steps : int or None
@@ -160,7 +163,7 @@ class SameLDA:
                  batch_size: int | None = None, n_inner: int = 5, max_iter: int = 20,
                  learning_rate: str = "bidmach", learning_decay: float = 0.7,
                  learning_offset: float = 10.0, learning_power: float = 0.3,
-                 prior_scale: str = "paper", m_schedule: str = "constant",
+                 prior_scale: str = "bidmach", m_schedule: str = "constant",
                  schedule_steps: int | None = None, keep_doc_topic: bool = False,
                  sampler: str = "nonzero", backend: str = "numpy", random_state: int | None = None,
                  callback: Callable | None = None, verbose: bool = False):

@@ -120,3 +120,22 @@ def test_gpu_sampler_learns_like_cpu(sampler):
         r, c = linear_sum_assignment(d)
         tvs[backend] = d[r, c].max()
     assert tvs["cupy"] < 0.1 and abs(tvs["cupy"] - tvs["numpy"]) < 0.05
+
+
+def test_gpu_benchmark_script_smoke(tmp_path):
+    """The GPU benchmark runs end to end on the numpy backend at a tiny scale."""
+    import json
+    import sys
+
+    out = tmp_path / "gpu.json"
+    res = subprocess.run([sys.executable, "benchmarks/gpu_same.py", "--backend", "numpy",
+                          "--scale", "0.0002", "--passes", "1", "--n-topics", "8",
+                          "--m-values", "1", "--samplers", "summed", "--out", str(out)],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(out.read_text())
+    assert data["shape"]["n_words"] == 102_660
+    assert data["seconds_per_pass"]["summed"]["1"] > 0
+    assert data["kernels"]["sddmm"]["fraction_of_copy_bandwidth"] > 0
+    assert data["device"] == {"backend": "numpy"} and data["machine"]["cpu"]

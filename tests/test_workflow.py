@@ -51,9 +51,9 @@ def job_count(out: str) -> int:
 def test_dry_run_paper_profile_and_cluster():
     res = smk("-n", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
-    # 2 datasets × (4 methods × 3 seeds + 4 m + 3 schedules + m=1 long) fits, 2 splits,
-    # 2 × 6 figure/table jobs, claims and the `all` target
-    assert job_count(res.stdout) == 2 * (12 + 4 + 3 + 1) + 2 + 2 * 6 + 1 + 1
+    # 2 datasets × (4 methods × 3 seeds + 4 m + 3 schedules + other prior scale + m=1 long)
+    # fits, 2 splits, 2 × 7 figure/table jobs, claims and the `all` target
+    assert job_count(res.stdout) == 2 * (12 + 4 + 3 + 1 + 1) + 2 + 2 * 7 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
@@ -77,7 +77,7 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
             str(work), "--snakefile", str(REPO / "Snakefile"))
     res = smk(*args, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal"):
+    for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
     for table in ("table1", "table2"):

@@ -30,7 +30,7 @@ def _m_label(m):
 def _same_params(**overrides):
     s = config["same"]
     params = {"n_samples": s["n_samples"], "sampler": s.get("sampler", "nonzero"),
-              "prior_scale": s.get("prior_scale", "paper"),
+              "prior_scale": s.get("prior_scale", "bidmach"),
               "learning_rate": s.get("learning_rate", "bidmach"), "n_inner": s.get("n_inner", 5)}
     params.update(overrides)
     return params
@@ -52,6 +52,10 @@ def _runs():
         if sched != "constant":
             runs[f"same_{sched}"] = dict(method="same", budget=s["passes"],
                                          params=_same_params(m_schedule=sched), seeds=SEED0)
+    other_scale = "bidmach" if s.get("prior_scale", "bidmach") == "paper" else "paper"
+    runs[f"same_scale_{other_scale}"] = dict(method="same", budget=s["passes"],
+                                             params=_same_params(prior_scale=other_scale),
+                                             seeds=SEED0)
     runs["same_m1_long"] = dict(method="same", budget=s["m1_passes"],
                                 params=_same_params(n_samples=1), seeds=SEED0)
     if c["fig1c_iterations"] != c["iterations"]:
@@ -71,6 +75,14 @@ def schedule_run(sched):
     return "same" if sched == "constant" else f"same_{sched}"
 
 
+def prior_scale_runs():
+    """Legend name → label of the two prior_scale settings (s = m and s = 1)."""
+    main = config["same"].get("prior_scale", "bidmach")
+    other = "bidmach" if main == "paper" else "paper"
+    names = {"paper": "prior_scale=paper (θ = T/m + α)", "bidmach": "prior_scale=bidmach (θ = T + α)"}
+    return {names[main]: "same", names[other]: f"same_scale_{other}"}
+
+
 def fig1c_cgs_label():
     return "cgs_long" if "cgs_long" in RUNS else "cgs"
 
@@ -86,7 +98,7 @@ def traces(dataset, labels, seeds=None):
 def all_outputs():
     out = []
     for d in config["datasets"]:
-        for fig in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal"):
+        for fig in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}", table=["table1", "table2"],
                       ext=["csv", "md"])
@@ -104,7 +116,7 @@ def setting(dataset):
     s = config["same"]
     return (f"{dataset}, K={K}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME m={s['n_samples']:g} ({s.get('sampler', 'nonzero')} sampler, "
-            f"prior_scale={s.get('prior_scale', 'paper')}, n_inner={s.get('n_inner', 5)}, "
+            f"prior_scale={s.get('prior_scale', 'bidmach')}, n_inner={s.get('n_inner', 5)}, "
             f"minibatch 1/20), seeds {SEEDS}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion")
 

@@ -82,6 +82,25 @@ rule fig2b_anneal:
         "../scripts/report.py"
 
 
+rule prior_scale:
+    input:
+        traces=lambda wc: traces(wc.dataset, list(prior_scale_runs().values()), SEED0),
+        code=REPORT_CODE,
+    output:
+        expand("figures/{{dataset}}/prior_scale.{ext}", ext=FIGURE_FORMATS),
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        runs=lambda wc: prior_scale_runs(),
+    log:
+        "results/logs/report/{dataset}/prior_scale.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/prior_scale.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
 rule table1:
     input:
         traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
@@ -129,6 +148,7 @@ rule claims:
         m_runs={m: m_label_run(m) for m in config["same"]["m_values"]},
         schedule_runs={s: schedule_run(s) for s in config["same"]["schedules"]},
         fig1c={"same": "same", "m1": "same_m1_long", "cgs": fig1c_cgs_label()},
+        prior_scale_runs=lambda wc: prior_scale_runs(),
         setting=lambda wc: setting(" + ".join(config["datasets"])),
     log:
         "results/logs/report/claims.log",

@@ -21,6 +21,9 @@ elif rule == "fig2a_m":
     report.fig_m(df, smk.output, caption, dict(smk.params.runs))
 elif rule == "fig2b_anneal":
     report.fig_schedules(df, smk.output, caption, dict(smk.params.runs))
+elif rule == "prior_scale":
+    report.fig_variants(df, smk.output, caption, dict(smk.params.runs),
+                        "prior scale s in θ = T/s + α, φ̂ = P/s + β")
 elif rule == "table1":
     report.table1(df, smk.output.csv, smk.output.md, caption)
 elif rule == "table2":
@@ -30,7 +33,8 @@ elif rule == "claims":
     for name in smk.params.datasets:
         per[name] = {"df": df[df["dataset"] == name], "m_runs": dict(smk.params.m_runs),
                      "schedule_runs": dict(smk.params.schedule_runs),
-                     "fig1c": dict(smk.params.fig1c)}
+                     "fig1c": dict(smk.params.fig1c),
+                     "prior_scale_runs": dict(smk.params.prior_scale_runs)}
     report.claims(per, smk.output[0], caption)
 else:
     raise ValueError(f"no report function for rule {rule!r}")

@@ -1,0 +1,182 @@
+"""SAME speed at paper scale on synthetic corpora of NYTimes' shape (issue: GPU).
+
+Writes ``results/gpu/same_<shape>_<backend>.json``:
+
+- seconds per pass (training only, after one warm-up pass) for each m in ``--m-values``,
+  for both samplers;
+- per-kernel device time (CUDA events, after warm-up) of SDDMM and the Poisson
+  sample-and-accumulate on one minibatch, the bytes each must move, and the
+  fraction of the measured device copy bandwidth that this corresponds to;
+- the device name, driver and runtime versions, CuPy version, commit.
+
+On a GPU machine:
+
+    python benchmarks/gpu_same.py                       # NYTimes shape, K=256, n_inner=5
+    python benchmarks/gpu_same.py --m-values 1 5 20 100 500
+
+Smoke test on a CPU (tiny, numpy backend):
+
+    python benchmarks/gpu_same.py --backend numpy --scale 0.001 --passes 1 --out /tmp/x.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+SHAPES = {  # D, W, NNZ, tokens
+    "nytimes": (300_000, 102_660, 69_679_427, 99_542_125),
+    "pubmed": (8_200_000, 141_043, 483_450_157, 737_869_083),
+    "kos": (3_430, 6_906, 353_160, 467_714),
+}
+
+
+def _sync(xp):
+    if xp is not np:
+        xp.cuda.get_current_stream().synchronize()
+
+
+def _timer(xp):
+    """Return a function timing a callable in seconds: CUDA events on GPU, perf_counter on CPU."""
+    def run(fn, repeat=5):
+        fn()  # warm-up
+        _sync(xp)
+        times = []
+        for _ in range(repeat):
+            if xp is np:
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            else:
+                start, end = xp.cuda.Event(), xp.cuda.Event()
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                times.append(xp.cuda.get_elapsed_time(start, end) / 1e3)
+        return statistics.median(times)
+    return run
+
+
+def copy_bandwidth(xp, timer, n_bytes=1 << 30) -> float:
+    """Device-to-device copy bandwidth in bytes/s (read + write counted)."""
+    src = xp.ones(n_bytes // 4, dtype=xp.float32)
+    dst = xp.empty_like(src)
+    t = timer(lambda: dst.__setitem__(Ellipsis, src))
+    return 2 * n_bytes / t
+
+
+def device_info(xp) -> dict:
+    if xp is np:
+        return {"backend": "numpy"}
+    props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
+    return {"backend": "cupy", "name": props["name"].decode(),
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+            "driver_version": xp.cuda.runtime.driverGetVersion(),
+            "runtime_version": xp.cuda.runtime.runtimeGetVersion(),
+            "cupy": xp.__version__}
+
+
+def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
+    """Device time of each hot step on one minibatch, and its share of copy bandwidth."""
+    from same import kernels
+    from same.backend import to_backend
+
+    rng = np.random.default_rng(0)
+    block = to_backend(counts.astype(np.float32), xp)
+    n_docs, n_words = counts.shape
+    theta = xp.asarray(rng.dirichlet(np.full(n_topics, 0.1), size=n_docs) + 0.1,
+                       dtype=xp.float32)
+    phi_t = xp.asarray(rng.dirichlet(np.full(n_words, 0.05), size=n_topics).T, dtype=xp.float32)
+    phi_t = xp.ascontiguousarray(phi_t)
+    mu = xp.empty(block.nnz, dtype=xp.float32)
+    T = xp.empty_like(theta)
+    P = xp.empty_like(phi_t)
+    t_sddmm = timer(lambda: kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu))
+    t_sample = timer(lambda: kernels.sample_accumulate(block.indptr, block.indices, block.data,
+                                                       theta, phi_t, mu, 100.0, 7, T, P))
+    # bytes each step must move at least: a φ row (K floats) per nonzero, θ once per document,
+    # the CSR arrays and μ; the sampler also writes T (and P once per touched entry, ignored)
+    nnz = block.nnz
+    sddmm_bytes = nnz * n_topics * 4 + n_docs * n_topics * 4 + nnz * (4 + 4) + n_docs * 8
+    sample_bytes = sddmm_bytes + nnz * 4 + n_docs * n_topics * 4
+    out = {}
+    for name, t, b in (("sddmm", t_sddmm, sddmm_bytes), ("sample_accumulate", t_sample,
+                                                         sample_bytes)):
+        out[name] = {"seconds": t, "bytes": b, "bytes_per_s": b / t,
+                     "fraction_of_copy_bandwidth": (b / t) / bandwidth}
+    out["minibatch"] = {"n_docs": n_docs, "nnz": nnz, "n_topics": n_topics}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="nytimes")
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the shape's D and NNZ")
+    ap.add_argument("--backend", default="cupy")
+    ap.add_argument("--n-topics", type=int, default=256)
+    ap.add_argument("--n-inner", type=int, default=5)
+    ap.add_argument("--m-values", type=float, nargs="+", default=[1, 5, 20, 100, 500])
+    ap.add_argument("--samplers", nargs="+", default=["nonzero", "summed"])
+    ap.add_argument("--passes", type=int, default=2, help="passes per setting; the first warms up")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+
+    from same.backend import get_xp
+    from same.provenance import provenance, write_json
+    from same.sampler import SameLDA
+    from same.synthetic import shaped_corpus
+
+    xp = get_xp(args.backend)
+    D, W, NNZ, tokens = SHAPES[args.shape]
+    D, NNZ, tokens = (max(1, int(v * args.scale)) for v in (D, NNZ, tokens))
+    t0 = time.perf_counter()
+    counts = shaped_corpus(D, W, NNZ, n_tokens=tokens, seed=0)
+    gen_s = time.perf_counter() - t0
+    timer = _timer(xp)
+    bandwidth = copy_bandwidth(xp, timer, n_bytes=(1 << 30) if xp is not np else (1 << 26))
+    batch = int(np.ceil(D / 20))
+    result = {
+        "benchmark": "SAME seconds per pass at paper shape (synthetic corpus)",
+        "shape": {"name": args.shape, "scale": args.scale, "n_docs": D, "n_words": W,
+                  "nnz": int(counts.nnz), "n_tokens": int(counts.sum()),
+                  "generate_seconds": round(gen_s, 1)},
+        "settings": {"n_topics": args.n_topics, "n_inner": args.n_inner,
+                     "batch_size": batch, "passes": args.passes},
+        "device": device_info(xp),
+        "copy_bandwidth_bytes_per_s": bandwidth,
+        "kernels": kernel_figures(xp, counts[:batch], args.n_topics, timer, bandwidth),
+        "seconds_per_pass": {},
+    }
+    for sampler in args.samplers:
+        per_m = {}
+        for m in args.m_values:
+            marks = []
+            model = SameLDA(n_topics=args.n_topics, n_samples=m, n_inner=args.n_inner,
+                            max_iter=args.passes, batch_size=batch, sampler=sampler,
+                            backend=args.backend, random_state=0,
+                            callback=lambda mdl, i: marks.append(i["train_seconds"])
+                            if i["end_of_pass"] else None)
+            model.fit(counts)
+            per_pass = np.diff([0.0] + marks)
+            per_m[f"{m:g}"] = float(per_pass[-1] if len(per_pass) > 1 else per_pass[0])
+            print(f"{sampler} m={m:g}: {per_m[f'{m:g}']:.3f} s/pass", flush=True)
+        result["seconds_per_pass"][sampler] = per_m
+    targets = {"seconds_per_pass_nytimes_h100": 0.3, "kernel_fraction_of_copy_bandwidth": 0.5,
+               "growth_m1_to_m100": 1.3}
+    result["targets"] = targets
+    result.update(provenance())
+    out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
+    write_json(out, result)
+    print(json.dumps({k: result[k] for k in ("seconds_per_pass", "kernels")}, indent=2,
+                     default=float))
+
+
+if __name__ == "__main__":
+    main()
