@@ -35,8 +35,6 @@ _INVERSION_MAX = 10.0
 _RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
 #: Bound on log2(K) used to choose between binary search and a guide table.
 _LOG2_TOPICS_BOUND = 8
-#: Topics with λ below this are pooled: one Poisson(Σλ) count split categorically.
-POOL_MAX = 4.0
 
 
 @njit(inline="always", cache=True)
@@ -124,7 +122,7 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
     For every nonzero j = (d, w) with count c and every topic k:
     z ~ Poisson(λ_k = m · c · θ_dk φ_kw / μ_j); T[d, k] += z; P_r[w, k] += z.
 
-    Exact, and cheaper than K independent draws: topics with λ_k ≥ POOL_MAX are
+    Exact, and cheaper than K independent draws: topics with λ_k ≥ ``pool_max`` are
     drawn one by one; the rest are pooled: n ~ Poisson(Σ_small λ), and each of
     the n events picks topic k with probability λ_k / Σ_small λ (Poisson
     splitting), so the common case of a peaked model costs K multiply-adds,
