@@ -341,6 +341,12 @@ def claims(datasets: dict, out_path, settings: str) -> str:
              "", f"Setting: {settings}", ""]
     verdicts = {}
 
+    def add(cid: str, title: str, verdict: str, *bullets: str) -> None:
+        """One claim section: heading with the verdict, then its bullet lines."""
+        verdicts.setdefault(cid, []).append(verdict)
+        lines.extend([f"### {cid} — {title}: **{verdict}**", ""] + [f"- {b}" for b in bullets]
+                     + [""])
+
     for name, info in datasets.items():
         df = info["df"]
         lines += [f"## Dataset: {name}", ""]
@@ -359,37 +365,33 @@ def claims(datasets: dict, out_path, settings: str) -> str:
         mean_on, mean_bat = same.mean() > on.mean(), same.mean() > bat.mean()
         v = ("reproduced" if beats_on and beats_bat else
              "partly" if (mean_on or mean_bat) else "not reproduced")
-        verdicts.setdefault("C1", []).append(v)
-        lines += [f"### C1 — SAME reaches a higher held-out ll than online and batch VB within "
-                  f"20 passes: **{v}**", "",
-                  f"- ours (final ll, nats/token; mean [min, max] over {len(same)} seeds): "
-                  f"SAME {_fmt(same.mean())} [{_fmt(same.min())}, {_fmt(same.max())}], "
-                  f"VB online {_fmt(on.mean())} [{_fmt(on.min())}, {_fmt(on.max())}], "
-                  f"VB batch {_fmt(bat.mean())} [{_fmt(bat.min())}, {_fmt(bat.max())}]",
-                  "- paper: SAME above both VB curves on NYTimes and PubMed (Fig. 1a, 1b)",
-                  "- verdict rule: reproduced when SAME's worst seed beats both VB methods' best "
-                  "seed; partly when its mean beats at least one"]
-        for name, label in info.get("prior_scale_runs", {}).items():
+        c1 = [f"ours (final ll, nats/token; mean [min, max] over {len(same)} seeds): "
+              f"SAME {_fmt(same.mean())} [{_fmt(same.min())}, {_fmt(same.max())}], "
+              f"VB online {_fmt(on.mean())} [{_fmt(on.min())}, {_fmt(on.max())}], "
+              f"VB batch {_fmt(bat.mean())} [{_fmt(bat.min())}, {_fmt(bat.max())}]",
+              "paper: SAME above both VB curves on NYTimes and PubMed (Fig. 1a, 1b)",
+              "verdict rule: reproduced when SAME's worst seed beats both VB methods' best "
+              "seed; partly when its mean beats at least one"]
+        for variant, label in info.get("prior_scale_runs", {}).items():
             d = df[df["label"] == label]
             if not d.empty:
                 run = _first_seed(d).sort_values("pass")
-                lines.append(f"- SAME with {name} (seed {int(run['seed'].iloc[0])}): final ll "
-                             f"{_fmt(float(run['ll'].iloc[-1]))}")
-        lines.append("")
+                c1.append(f"SAME with {variant} (seed {int(run['seed'].iloc[0])}): final ll "
+                          f"{_fmt(float(run['ll'].iloc[-1]))}")
+        add("C1", "SAME reaches a higher held-out ll than online and batch VB within 20 passes",
+            v, *c1)
 
         # C2
         cs, co, cb = (np.mean(conv_pass[k]) for k in ("same", "vb_online", "vb_batch"))
         ok = cs <= 6 and co <= 6 and cb >= 3 * max(cs, co)
         order = cb > max(cs, co)
         v = "reproduced" if ok else "partly" if order else "not reproduced"
-        verdicts.setdefault("C2", []).append(v)
-        lines += [f"### C2 — SAME and online VB converge in a few passes, batch VB needs about "
-                  f"20: **{v}**", "",
-                  f"- ours (first pass within {CONVERGED_EPS} nats/token of the run's final ll, "
-                  f"mean over seeds): SAME {cs:.1f}, VB online {co:.1f}, VB batch {cb:.1f}",
-                  "- paper: SAME and VB online 4–5 passes (NYTimes), 2 (PubMed); VB batch ~20",
-                  "- verdict rule: reproduced when SAME and VB online need ≤ 6 passes and VB batch "
-                  "≥ 3× as many; partly when only the order holds", ""]
+        add("C2", "SAME and online VB converge in a few passes, batch VB needs about 20", v,
+            f"ours (first pass within {CONVERGED_EPS} nats/token of the run's final ll, mean "
+            f"over seeds): SAME {cs:.1f}, VB online {co:.1f}, VB batch {cb:.1f}",
+            "paper: SAME and VB online 4–5 passes (NYTimes), 2 (PubMed); VB batch ~20",
+            "verdict rule: reproduced when SAME and VB online need ≤ 6 passes and VB batch "
+            "≥ 3× as many; partly when only the order holds")
 
         # C3
         f1c = info["fig1c"]
@@ -405,17 +407,16 @@ def claims(datasets: dict, out_path, settings: str) -> str:
         cgs_conv = _converged_pass(cgs_first)
         parts = [early_cgs > early_same, end_same > end_cgs, cgs_conv >= 500]
         v = "reproduced" if all(parts) else "partly" if any(parts) else "not reproduced"
-        verdicts.setdefault("C3", []).append(v)
-        lines += [f"### C3 — CGS needs 1000–2000 passes; per sample per word CGS leads early, "
-                  f"SAME ends higher: **{v}**", "",
-                  f"- ours (seed {int(same_main['seed'].min())}): at {x0:g} samples/word CGS "
-                  f"{_fmt(early_cgs)} vs SAME {_fmt(early_same)}; at {end_x:g} samples/word CGS "
-                  f"{_fmt(end_cgs)} vs SAME {_fmt(end_same)}; CGS within {CONVERGED_EPS} of its "
-                  f"final ll after {cgs_conv:g} of {int(cgs_first['iteration'].max())} iterations",
-                  "- paper: Fig. 1c (NYTimes): CGS ahead at first, SAME m=100 higher after 20 "
-                  "passes; CGS takes 1000–2000 passes",
-                  "- verdict rule: three parts (early CGS lead, SAME higher at the end, CGS ≥ 500 "
-                  "iterations to converge); all → reproduced, some → partly", ""]
+        add("C3", "CGS needs 1000–2000 passes; per sample per word CGS leads early, SAME ends "
+            "higher", v,
+            f"ours (seed {int(same_main['seed'].min())}): at {x0:g} samples/word CGS "
+            f"{_fmt(early_cgs)} vs SAME {_fmt(early_same)}; at {end_x:g} samples/word CGS "
+            f"{_fmt(end_cgs)} vs SAME {_fmt(end_same)}; CGS within {CONVERGED_EPS} of its final "
+            f"ll after {cgs_conv:g} of {int(cgs_first['iteration'].max())} iterations",
+            "paper: Fig. 1c (NYTimes): CGS ahead at first, SAME m=100 higher after 20 passes; "
+            "CGS takes 1000–2000 passes",
+            "verdict rule: three parts (early CGS lead, SAME higher at the end, CGS ≥ 500 "
+            "iterations to converge); all → reproduced, some → partly")
 
         # C4 and C5 (time to converge, this machine)
         ts = t1[METHOD_NAMES["same"]]
@@ -435,11 +436,10 @@ def claims(datasets: dict, out_path, settings: str) -> str:
                     f"{to['seeds_converged']} (target: CGS ll {ts['converge_target_ll']:.4f})")
         if backend != "cupy":
             v = f"{v} (CPU here; the paper's claim is about GPU)"
-        verdicts.setdefault("C4", []).append(v)
-        lines += [f"### C4 — SAME costs under 3× online VB's time to converge: **{v}**", "",
-                  f"- ours ({backend}): {ours}",
-                  "- paper (GPU, NYTimes): SAME 90 s vs VB online 40 s to converge (2.25×); "
-                  "30 vs 20 s per pass", ""]
+        add("C4", "SAME costs under 3× online VB's time to converge", v,
+            f"ours ({backend}): {ours}",
+            "paper (GPU, NYTimes): SAME 90 s vs VB online 40 s to converge (2.25×); 30 vs 20 s "
+            "per pass")
 
         ratios = {}
         for key, row in (("CGS", tc), ("VB batch", tb)):
@@ -454,23 +454,22 @@ def claims(datasets: dict, out_path, settings: str) -> str:
             v = "partly"
         else:
             v = "not reproduced"
-        verdicts.setdefault("C5", []).append(v)
         if ts["s_to_converge"] is None:
+            same_passes = int(df[df["label"] == "same"]["pass"].max())
             desc = (f"SAME did not reach the target (CGS's ll after "
                     f"{ts['cgs_reference_iterations']} iterations, "
-                    f"{ts['converge_target_ll']:.4f}) within its {int(df[df['label'] == 'same']['pass'].max())} "
-                    f"passes ({ts['seeds_converged']} seeds reached it), so there is no ratio; CGS "
+                    f"{ts['converge_target_ll']:.4f}) within its {same_passes} passes "
+                    f"({ts['seeds_converged']} seeds reached it), so there is no ratio; CGS "
                     f"{_fmt(tc['s_to_converge'], 1)} s, VB batch "
                     f"{_fmt(tb['s_to_converge'], 1) if tb['s_to_converge'] else 'not reached'}")
         else:
             desc = ", ".join(f"{k} {('%.1f×' % r) if r else 'target not reached'}"
                              for k, r in ratios.items())
-        lines += [f"### C5 — SAME converges ~100× faster than CPU CGS and batch VB (and faster "
-                  f"than GPU CGS): **{v}**", "",
-                  f"- ours (time to converge relative to SAME): {desc}; GPU CGS not run here",
-                  "- paper: CGS 225000 s, VB batch (BIDMach) 400 s, GPU CGS 5400 s vs SAME 90 s",
-                  "- verdict rule: reproduced when both ratios ≥ 50; partly when SAME is faster "
-                  "than at least one", ""]
+        add("C5", "SAME converges ~100× faster than CPU CGS and batch VB (and faster than GPU "
+            "CGS)", v, f"ours (time to converge relative to SAME): {desc}; GPU CGS not run here",
+            "paper: CGS 225000 s, VB batch (BIDMach) 400 s, GPU CGS 5400 s vs SAME 90 s",
+            "verdict rule: reproduced when both ratios ≥ 50; partly when SAME is faster than at "
+            "least one")
 
         # C6 (table 2)
         t2 = {r["n_samples"]: r["s_per_pass"] for r in table2_rows(df, info["m_runs"])}
@@ -482,11 +481,10 @@ def claims(datasets: dict, out_path, settings: str) -> str:
                     + f"; t(100)/t(1) = {slow:.2f}, t(500)/t(100) = {steep:.2f}")
         else:
             v, ours = "not testable here", "m = 1, 100 and 500 were not all run"
-        verdicts.setdefault("C6", []).append(v)
-        lines += [f"### C6 — time per pass grows slowly with m up to 100, steeply beyond: "
-                  f"**{v}**", "", f"- ours: {ours}",
-                  "- paper: 20, 23, 25, 30, 50 s for m = 1, 5, 20, 100, 500 (ratios 1.5 and 1.67)",
-                  "- verdict rule: t(100)/t(1) ≤ 2 and t(500)/t(100) ≥ 1.3", ""]
+        add("C6", "time per pass grows slowly with m up to 100, steeply beyond", v,
+            f"ours: {ours}",
+            "paper: 20, 23, 25, 30, 50 s for m = 1, 5, 20, 100, 500 (ratios 1.5 and 1.67)",
+            "verdict rule: t(100)/t(1) ≤ 2 and t(500)/t(100) ≥ 1.3")
 
         # C7
         fin = {}
@@ -501,14 +499,12 @@ def claims(datasets: dict, out_path, settings: str) -> str:
         beyond = [m for m in ms if m > 100]
         little = all(abs(fin[m] - fin[100]) <= CONVERGED_EPS for m in beyond) if 100 in fin else False
         v = ("reproduced" if mono and little else "partly" if mono or little else "not reproduced")
-        verdicts.setdefault("C7", []).append(v)
-        lines += [f"### C7 — larger m converges better per pass; little gain beyond m = 100: "
-                  f"**{v}**", "",
-                  "- ours (final ll after the same passes, seed 0): "
-                  + ", ".join(f"m={m:g}: {fin[m]:.4f}" for m in ms),
-                  "- paper: Fig. 2a, ll improves with m up to 100, marginally beyond",
-                  f"- verdict rule: ll non-decreasing in m up to 100 (1e-3 slack) and within "
-                  f"{CONVERGED_EPS} of m=100 beyond", ""]
+        add("C7", "larger m converges better per pass; little gain beyond m = 100", v,
+            "ours (final ll after the same passes, seed 0): "
+            + ", ".join(f"m={m:g}: {fin[m]:.4f}" for m in ms),
+            "paper: Fig. 2a, ll improves with m up to 100, marginally beyond",
+            f"verdict rule: ll non-decreasing in m up to 100 (1e-3 slack) and within "
+            f"{CONVERGED_EPS} of m=100 beyond")
 
         # C8
         early, final_s = {}, {}
@@ -528,12 +524,10 @@ def claims(datasets: dict, out_path, settings: str) -> str:
                     "; after pass 1 " + ", ".join(f"{s}: {x:.4f}" for s, x in early.items()))
         else:
             v, ours = "not testable here", "fewer than two schedules were run"
-        verdicts.setdefault("C8", []).append(v)
-        lines += [f"### C8 — no annealing schedule clearly beats constant m; inverse-linear "
-                  f"starts faster: **{v}**", "", f"- ours (seed 0): {ours}",
-                  "- paper: Fig. 2b",
-                  f"- verdict rule: no schedule ends more than {CONVERGED_EPS} above constant, and "
-                  "inverse-linear has the highest ll after the first pass", ""]
+        add("C8", "no annealing schedule clearly beats constant m; inverse-linear starts faster",
+            v, f"ours (seed 0): {ours}", "paper: Fig. 2b",
+            f"verdict rule: no schedule ends more than {CONVERGED_EPS} above constant, and "
+            "inverse-linear has the highest ll after the first pass")
 
     # C9 across datasets
     sizes = {}
@@ -552,11 +546,10 @@ def claims(datasets: dict, out_path, settings: str) -> str:
         v9 = "not testable here"
         ours9 = ("one dataset in this run; run with several (e.g. --config "
                  "datasets=[kos,nips]) or see benchmarks/ for scaling on synthetic corpora")
-    verdicts["C9"] = [v9]
-    lines += ["## Across datasets", "",
-              f"### C9 — cost grows linearly with corpus size: **{v9}**", "", f"- ours: {ours9}",
-              "- paper: sequential minibatches, so time per pass ∝ tokens",
-              "- verdict rule: seconds per token per pass within 2× across datasets", ""]
+    lines += ["## Across datasets", ""]
+    add("C9", "cost grows linearly with corpus size", v9, f"ours: {ours9}",
+        "paper: sequential minibatches, so time per pass ∝ tokens",
+        "verdict rule: seconds per token per pass within 2× across datasets")
 
     summary = ["## Summary", "", "| claim | verdict |", "|---|---|"]
     summary += [f"| {c} | {'; '.join(f'{d}: {v}' for d, v in zip(datasets, vs)) if c != 'C9' else vs[0]} |"
