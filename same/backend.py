@@ -11,7 +11,8 @@ import types
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS"]
+__all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
+           "DeviceBatches"]
 
 BACKENDS = ("numpy", "cupy")
 
@@ -84,3 +85,83 @@ def to_backend(a, xp: types.ModuleType, dtype=None):
 def to_numpy(a):
     """Return a NumPy (or SciPy sparse) copy/view of a backend array."""
     return a.get() if array_module(a) is not np else a
+
+
+class DeviceBatches:
+    """Row blocks ``X[a:b]`` of a host CSR matrix, delivered on the backend as float CSR.
+
+    On NumPy the blocks are host slices.  On CuPy the next block is copied
+    while the current one is being processed: its arrays are staged in pinned
+    host buffers (two sets, used alternately) and sent with asynchronous
+    copies on a separate stream; the compute stream waits on the copy's event
+    before it uses the block.  So a corpus larger than GPU memory (PubMed:
+    483M nonzeros) trains on one GPU, with only two minibatches resident.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix (n_docs, n_words), host
+    bounds : list of (start, stop) document ranges
+    xp : numpy or cupy
+    dtype : dtype of the block values (float32 for the sampler)
+    """
+
+    def __init__(self, X: sp.csr_matrix, bounds, xp, dtype=np.float32):
+        self.X = X
+        self.bounds = list(bounds)
+        self.xp = xp
+        self.dtype = np.dtype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def __iter__(self):
+        if self.xp is np:
+            for a, b in self.bounds:
+                yield a, b, self.X[a:b].astype(self.dtype)
+            return
+        yield from self._stream()
+
+    def _stream(self):
+        import cupy as cp
+        import cupyx
+
+        copy_stream = cp.cuda.Stream(non_blocking=True)
+        pinned = [{}, {}]  # two sets of pinned buffers, grown on demand
+        events = [None, None]
+
+        def pinned_copy(slot, name, host):
+            buf = pinned[slot].get(name)
+            if buf is None or buf.size < host.size:
+                buf = cupyx.empty_pinned(max(host.size, 1), dtype=host.dtype)
+                pinned[slot][name] = buf
+            view = buf[:host.size]
+            view[...] = host
+            # allocated on the compute stream, so the memory pool only hands out memory that
+            # compute has released; filled on the copy stream (see `stage`)
+            dev = cp.empty(host.size, dtype=host.dtype)
+            dev.set(view, stream=copy_stream)
+            return dev
+
+        def stage(i):
+            slot = i % 2
+            if events[slot] is not None:
+                events[slot].synchronize()  # the copy that last used these buffers is done
+            a, b = self.bounds[i]
+            blk = self.X[a:b]
+            # the copy starts once the compute queued so far is done: the new arrays may reuse
+            # memory that queued kernels still read
+            copy_stream.wait_event(cp.cuda.get_current_stream().record())
+            data = pinned_copy(slot, "data", blk.data.astype(self.dtype, copy=False))
+            indices = pinned_copy(slot, "indices", blk.indices.astype(np.int32, copy=False))
+            indptr = pinned_copy(slot, "indptr", blk.indptr.astype(np.int32, copy=False))
+            events[slot] = copy_stream.record()
+            dev = sparse_module(cp).csr_matrix((data, indices, indptr), shape=blk.shape)
+            return a, b, dev, events[slot]
+
+        nxt = stage(0) if self.bounds else None
+        for i in range(len(self.bounds)):
+            a, b, dev, event = nxt
+            cp.cuda.get_current_stream().wait_event(event)
+            if i + 1 < len(self.bounds):
+                nxt = stage(i + 1)  # overlaps with the compute queued on block i
+            yield a, b, dev

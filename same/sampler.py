@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels
-from .backend import BACKENDS, get_xp, sparse_module, to_backend, to_numpy
+from .backend import BACKENDS, DeviceBatches, get_xp, sparse_module, to_backend, to_numpy
 from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at, n_samples_at
 
 __all__ = ["SameLDA", "validate_counts", "SAMPLERS"]
@@ -283,15 +283,17 @@ class SameLDA:
         return phi / phi.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ one minibatch
-    def _step(self, block: sp.csr_matrix, m_t: float, doc_offset: int | None) -> float:
-        """Algorithm 3 on one CSR block; returns ρ_t."""
+    def _step(self, block, m_t: float, doc_offset: int | None, tokens: float | None = None
+              ) -> float:
+        """Algorithm 3 on one CSR block (host, or already on the backend); returns ρ_t."""
         xp = self._xp
         K, dt = int(self.n_topics), self._dtype
         alpha, beta = float(self.doc_topic_prior), float(self.topic_word_prior)
         s = m_t if self.prior_scale == "paper" else 1.0
         n_docs = block.shape[0]
 
-        dev = to_backend(block.astype(dt), xp)
+        on_device = xp is not np and not sp.issparse(block)
+        dev = block if on_device else to_backend(block.astype(dt, copy=False), xp)
         indptr, indices, data = dev.indptr, dev.indices, dev.data
         phi_t = xp.ascontiguousarray(self.topic_word_device_.T)
         if self.keep_doc_topic and doc_offset is not None:
@@ -339,7 +341,8 @@ class SameLDA:
         phi /= phi.sum(axis=1, keepdims=True)
         self.topic_word_device_ = phi.astype(dt, copy=False)
 
-        tokens = float(block.data.sum())
+        if tokens is None:
+            tokens = float(block.data.sum())
         self.n_steps_ += 1
         self.n_docs_seen_ = docs_seen
         self.n_tokens_seen_ += int(tokens)
@@ -384,14 +387,22 @@ class SameLDA:
             from tqdm.auto import tqdm
 
             passes = tqdm(passes, desc="SAME passes", unit="pass")
+        tokens = np.add.reduceat(np.asarray(X.sum(axis=1)).ravel(), [a for a, _ in batches])
         for p in passes:
-            for i, (a, b) in enumerate(batches):
-                self._run_step(X[a:b], t_max, a, pass_index=p, end_of_pass=i == len(batches) - 1)
+            # minibatches reach the backend through DeviceBatches: on a GPU the next one is
+            # copied from pinned host memory while this one is processed
+            feed = iter(DeviceBatches(X, batches, self._xp, self._dtype))
+            for i in range(len(batches)):
+                t0 = time.perf_counter()
+                a, _, block = next(feed)
+                self.train_seconds_ += time.perf_counter() - t0  # staging counts as training
+                self._run_step(block, t_max, a, pass_index=p, end_of_pass=i == len(batches) - 1,
+                               tokens=float(tokens[i]))
             self.n_passes_ = p + 1
         return self
 
     def _run_step(self, block, t_max: int | None, doc_offset: int | None, pass_index: int,
-                  end_of_pass: bool) -> None:
+                  end_of_pass: bool, tokens: float | None = None) -> None:
         t = self.n_steps_ + 1
         if self.m_schedule == "constant":
             m_t = float(self.n_samples)
@@ -401,7 +412,7 @@ class SameLDA:
                                  "(t_max) when training with partial_fit")
             m_t = n_samples_at(self.m_schedule, float(self.n_samples), min(t, t_max), t_max)
         t0 = time.perf_counter()
-        rho = self._step(block, m_t, doc_offset)
+        rho = self._step(block, m_t, doc_offset, tokens)
         self._sync()
         self.train_seconds_ += time.perf_counter() - t0
         self._notify({"pass": pass_index + (1 if end_of_pass else 0), "pass_index": pass_index,
