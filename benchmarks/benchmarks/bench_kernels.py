@@ -1,6 +1,5 @@
 """Kernel speed and memory: SDDMM and Poisson sample-and-accumulate on a KOS-sized minibatch."""
 
-import numpy as np
 
 from .common import BACKENDS, TOPICS, block, require_backend, sync, to_xp
 
