@@ -98,3 +98,27 @@ def test_table2_ratios(tmp_path):
     assert [r["n_samples"] for r in rows] == [1, 5, 20, 100, 500]
     assert rows[-1]["ratio_to_smallest_m"] == pytest.approx(2.0)
     assert rows[-1]["paper_ratio"] == pytest.approx(2.5)
+
+
+def _scaling(tmp_path, seconds):
+    import json
+
+    from same.scaling import linearity
+
+    rows = [{"factor": f, "n_tokens": int(1e5 * f), "seconds_per_pass": t}
+            for f, t in zip((1, 2, 4, 8), seconds)]
+    path = tmp_path / "scaling.json"
+    path.write_text(json.dumps({"sizes": rows, "fit": linearity(rows),
+                                "settings": {"sampler": "nonzero", "n_topics": 8,
+                                             "n_samples": 100}}))
+    return path
+
+
+def test_c9_from_synthetic_sizes(tmp_path):
+    info = {"toy": {"df": frame(-7.55, -7.60), **INFO}}
+    linear = _scaling(tmp_path, [1.0, 2.02, 3.97, 8.1])
+    assert verdict(report.claims(info, tmp_path / "c.md", "s", scaling=linear), "C9") == \
+        "reproduced"
+    quadratic = _scaling(tmp_path, [1.0, 4.0, 16.0, 64.0])
+    assert verdict(report.claims(info, tmp_path / "c.md", "s", scaling=quadratic), "C9") == \
+        "not reproduced"

@@ -15,7 +15,7 @@ CODE_ROOT = Path(workflow.basedir)
 PACKAGE_CODE = sorted(
     str(p) for pattern in ("same/*.py", "same/kernels/*", "baselines/*.py")
     for p in CODE_ROOT.glob(pattern)
-    if p.name not in ("report.py", "provenance.py") and p.suffix in (".py", ".cu"))
+    if p.name not in ("report.py", "provenance.py", "scaling.py") and p.suffix in (".py", ".cu"))
 
 
 def code(*names):
@@ -103,6 +103,7 @@ def all_outputs():
         out += expand(f"results/{d}/{{table}}.{{ext}}", table=["table1", "table2"],
                       ext=["csv", "md"])
     out.append("results/claims.md")
+    out.append("results/scaling/same_cpu.json")
     return out
 
 

@@ -137,9 +137,33 @@ rule table2:
         "../scripts/report.py"
 
 
+rule scaling:
+    output:
+        "results/scaling/same_cpu.json",
+    input:
+        code=code("same/scaling.py", "same/synthetic.py", "same/sampler.py"),
+    params:
+        factors=" ".join(str(f) for f in config.get("scaling", {}).get("factors", [1, 2, 4, 8])),
+        n_topics=K,
+        n_samples=config["same"]["n_samples"],
+        sampler=config["same"].get("sampler", "nonzero"),
+    threads: config["threads"]
+    log:
+        "results/logs/report/scaling.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/scaling.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m same.scaling --factors {params.factors} --n-topics {params.n_topics} "
+        "--n-samples {params.n_samples} --sampler {params.sampler} --threads {threads} "
+        "--out {output} > {log} 2>&1"
+
+
 rule claims:
     input:
         traces=[t for d in config["datasets"] for t in traces(d, list(RUNS))],
+        scaling=rules.scaling.output[0],
         code=REPORT_CODE,
     output:
         "results/claims.md",

@@ -35,7 +35,7 @@ elif rule == "claims":
                      "schedule_runs": dict(smk.params.schedule_runs),
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs)}
-    report.claims(per, smk.output[0], caption)
+    report.claims(per, smk.output[0], caption, scaling=smk.input.scaling)
 else:
     raise ValueError(f"no report function for rule {rule!r}")
 print(f"wrote {list(smk.output)}")

@@ -1,0 +1,101 @@
+"""Cost vs corpus size (claim C9): SAME seconds per pass on synthetic corpora of growing size.
+
+Corpora are :func:`same.synthetic.shaped_corpus` draws with a base shape's
+documents-per-word statistics and ``factor`` × its documents (and nonzeros,
+tokens), so every size has the same per-document make-up.  Each size is
+trained for ``passes`` passes; the last pass's training seconds are recorded.
+
+    python -m same.scaling --out results/scaling/same.json --factors 1 2 4 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+__all__ = ["measure", "linearity"]
+
+BASE_SHAPES = {"kos": (3430, 6906, 353_160, 467_714)}
+
+
+def measure(factors=(1, 2, 4, 8), base: str = "kos", n_topics: int = 64,
+            n_samples: float = 100.0, passes: int = 2, sampler: str = "nonzero",
+            threads: int = 1, seed: int = 0) -> dict:
+    """Seconds per pass (the last of ``passes``; the first also compiles) for each size.
+
+    Raises
+    ------
+    ValueError
+        Unknown base shape or non-positive factor.
+    """
+    from .kernels.cpu import set_threads
+    from .provenance import provenance
+    from .sampler import SameLDA
+    from .synthetic import shaped_corpus
+
+    if base not in BASE_SHAPES:
+        raise ValueError(f"base must be one of {sorted(BASE_SHAPES)}, got {base!r}")
+    if any(f <= 0 for f in factors):
+        raise ValueError(f"factors must be positive, got {factors}")
+    D, W, NNZ, tokens = BASE_SHAPES[base]
+    set_threads(threads)
+    rows = []
+    for f in factors:
+        counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
+        marks = []
+        SameLDA(n_topics=n_topics, n_samples=n_samples, max_iter=passes, sampler=sampler,
+                batch_size=int(np.ceil(D / 20)),  # same minibatch size: more minibatches
+                random_state=seed,
+                callback=lambda m, i: marks.append(i["train_seconds"]) if i["end_of_pass"]
+                else None).fit(counts)
+        per_pass = float(np.diff([0.0] + marks)[-1])
+        rows.append({"factor": f, "n_docs": counts.shape[0], "nnz": int(counts.nnz),
+                     "n_tokens": int(counts.sum()), "seconds_per_pass": per_pass})
+        print(f"factor {f:g}: {counts.nnz} nonzeros, {per_pass:.3f} s/pass", file=sys.stderr)
+    return provenance({"benchmark": "SAME seconds per pass vs corpus size (synthetic)",
+                       "settings": {"base": base, "n_topics": n_topics, "n_samples": n_samples,
+                                    "passes": passes, "sampler": sampler, "threads": threads,
+                                    "batch_size": int(np.ceil(D / 20))},
+                       "sizes": rows, "fit": linearity(rows)})
+
+
+def linearity(rows) -> dict:
+    """Least-squares line seconds = a + b · tokens, its R², and the spread of s/token."""
+    x = np.array([r["n_tokens"] for r in rows], dtype=float)
+    y = np.array([r["seconds_per_pass"] for r in rows], dtype=float)
+    if len(x) < 2:
+        return {"r2": None, "per_token_spread": None}
+    b, a = np.polyfit(x, y, 1)
+    pred = a + b * x
+    ss_res = float(((y - pred) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum()) or 1e-300
+    per_token = y / x
+    return {"intercept_s": float(a), "seconds_per_token": float(b), "r2": 1 - ss_res / ss_tot,
+            "per_token_spread": float(per_token.max() / per_token.min())}
+
+
+def main(argv=None) -> int:
+    from .provenance import write_json
+
+    ap = argparse.ArgumentParser(prog="python -m same.scaling", description=__doc__.splitlines()[0])
+    ap.add_argument("--factors", type=float, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--base", default="kos")
+    ap.add_argument("--n-topics", type=int, default=64)
+    ap.add_argument("--n-samples", type=float, default=100.0)
+    ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument("--sampler", default="nonzero")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    result = measure(args.factors, args.base, args.n_topics, args.n_samples, args.passes,
+                     args.sampler, args.threads)
+    write_json(args.out, result)
+    print(json.dumps(result["fit"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
