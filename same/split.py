@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +61,9 @@ class HeldOutSplit:
     def n_words(self) -> int:
         return self.train.shape[1]
 
-    @property
+    @cached_property
     def test_full(self) -> sp.csr_matrix:
-        """Full counts of the test documents (observed + held-out)."""
+        """Full counts of the test documents (observed + held-out); computed once per split."""
         return (self.test_observed + self.test_heldout).tocsr()
 
     def checksum(self) -> str:
