@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["Checkpoint", "Stopwatch"]
+__all__ = ["Checkpoint", "Stopwatch", "drain"]
 
 #: checkpoint(topic_word, info) — info has: pass, iteration, samples_per_word,
 #: train_seconds, native_score (or None).
@@ -41,3 +41,13 @@ class Stopwatch:
                 sw._paused += time.perf_counter() - self.t0
 
         return _Pause()
+
+
+def drain(checkpoints, checkpoint: Checkpoint | None = None):
+    """Run a checkpoint generator of (φ, info) to the end, calling ``checkpoint(φ, info)`` at
+    each; returns the last φ (None if it yielded nothing)."""
+    phi = None
+    for phi, info in checkpoints:
+        if checkpoint is not None:
+            checkpoint(phi, info)
+    return phi

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import Checkpoint, Stopwatch
+from . import Checkpoint, Stopwatch, drain
 
-__all__ = ["CHECKPOINTS", "fit_cgs", "checkpoints_upto"]
+__all__ = ["CHECKPOINTS", "iter_cgs", "fit_cgs", "checkpoints_upto"]
 
 #: Iterations at which φ is exported by default (1-2-5 steps up to 2000).
 CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
@@ -25,35 +25,15 @@ def checkpoints_upto(budget: int) -> list[int]:
     return pts + [budget]
 
 
-def fit_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
-            random_state: int, iterations: int = 1000, checkpoints: list[int] | None = None,
-            threads: int = 1, checkpoint: Checkpoint | None = None) -> np.ndarray:
-    """Train tomotopy's LDAModel on count matrix X; returns the final φ (K × W, float64).
-
-    Parameters
-    ----------
-    X : csr_matrix (n_docs, n_words), integer counts
-    n_topics, doc_topic_prior, topic_word_prior : K, α, β (fixed)
-    random_state : int, tomotopy seed
-    iterations : int, total Gibbs sweeps
-    checkpoints : iterations at which ``checkpoint`` is called (default: 1-2-5 steps)
-    threads : int, tomotopy workers (1 = ParallelScheme.NONE, deterministic)
-
-    Raises
-    ------
-    ValueError
-        iterations < 1 or a document-less X.
-    """
+def _model_with_docs(X: sp.csr_matrix, n_topics: int, doc_topic_prior: float,
+                     topic_word_prior: float, random_state: int):
+    """A tomotopy LDAModel (fixed α, β) holding X's documents as tokens named by word id."""
     import tomotopy as tp
 
-    if iterations < 1:
-        raise ValueError(f"iterations must be >= 1, got {iterations}")
-    X = sp.csr_matrix(X)
-    n_words = X.shape[1]
     model = tp.LDAModel(k=n_topics, alpha=doc_topic_prior, eta=topic_word_prior,
                         seed=int(random_state) % (2**31), tw=tp.TermWeight.ONE)
     model.optim_interval = 0  # keep α, β fixed (tomotopy optimises α every 10 iterations by default)
-    words = np.arange(n_words).astype(str)
+    words = np.arange(X.shape[1]).astype(str)
     added = 0
     for d in range(X.shape[0]):
         row = slice(X.indptr[d], X.indptr[d + 1])
@@ -63,6 +43,51 @@ def fit_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
             added += 1
     if added == 0:
         raise ValueError("X holds no tokens")
+    return model
+
+
+def _topic_word(model, vocab_ids: np.ndarray, n_words: int, topic_word_prior: float):
+    """φ_kw = (n_kw + β) / (n_k + W β) over the full vocabulary."""
+    counts = np.zeros((model.k, n_words))
+    for k in range(model.k):
+        raw = np.asarray(model.get_topic_word_dist(k, normalize=False), dtype=np.float64)
+        counts[k, vocab_ids] = raw - topic_word_prior  # tomotopy adds η to n_kw
+    counts = np.maximum(counts, 0.0)
+    return (counts + topic_word_prior) / (counts.sum(axis=1, keepdims=True)
+                                          + n_words * topic_word_prior)
+
+
+def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
+             random_state: int, iterations: int = 1000, checkpoints: list[int] | None = None,
+             threads: int = 1):
+    """Train tomotopy's LDAModel on count matrix X, yielding (φ, info) at each checkpoint.
+
+    Parameters
+    ----------
+    X : csr_matrix (n_docs, n_words), integer counts
+    n_topics, doc_topic_prior, topic_word_prior : K, α, β (fixed)
+    random_state : int, tomotopy seed
+    iterations : int, total Gibbs sweeps
+    checkpoints : iterations at which φ is yielded (default: 1-2-5 steps and ``iterations``)
+    threads : int, tomotopy workers (1 = ParallelScheme.NONE, deterministic)
+
+    Yields
+    ------
+    (φ of shape (n_topics, n_words), float64, rows sum to 1; info dict: pass, iteration,
+    samples_per_word, train_seconds (time between yields excluded), tokens_seen,
+    native_score = tomotopy's ll per word)
+
+    Raises
+    ------
+    ValueError
+        iterations < 1 or an X without tokens.
+    """
+    import tomotopy as tp
+
+    if iterations < 1:
+        raise ValueError(f"iterations must be >= 1, got {iterations}")
+    X = sp.csr_matrix(X)
+    model = _model_with_docs(X, n_topics, doc_topic_prior, topic_word_prior, random_state)
     parallel = tp.ParallelScheme.NONE if threads == 1 else tp.ParallelScheme.DEFAULT
     points = sorted(set(checkpoints or checkpoints_upto(iterations)))
     n_tokens = float(X.sum())
@@ -71,23 +96,18 @@ def fit_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     model.train(0, workers=threads, parallel=parallel)  # random initial assignment
     vocab_ids = np.array([int(v) for v in model.used_vocabs])
     done = 0
-    phi = None
-    for target in points:
-        if target > iterations:
-            break
+    for target in (p for p in points if p <= iterations):
         model.train(target - done, workers=threads, parallel=parallel)
         done = target
         seconds = watch.elapsed()
         with watch.pause():
-            counts = np.zeros((n_topics, n_words))
-            for k in range(n_topics):
-                raw = np.asarray(model.get_topic_word_dist(k, normalize=False), dtype=np.float64)
-                counts[k, vocab_ids] = raw - topic_word_prior  # tomotopy adds η to n_kw
-            counts = np.maximum(counts, 0.0)
-            phi = (counts + topic_word_prior) / (counts.sum(axis=1, keepdims=True)
-                                                 + n_words * topic_word_prior)
-            if checkpoint is not None:
-                checkpoint(phi, {"pass": done, "iteration": done, "samples_per_word": float(done),
-                                 "train_seconds": seconds, "tokens_seen": done * n_tokens,
-                                 "native_score": float(model.ll_per_word)})
-    return phi
+            phi = _topic_word(model, vocab_ids, X.shape[1], topic_word_prior)
+            yield phi, {"pass": done, "iteration": done, "samples_per_word": float(done),
+                        "train_seconds": seconds, "tokens_seen": done * n_tokens,
+                        "native_score": float(model.ll_per_word)}
+
+
+def fit_cgs(X: sp.csr_matrix, *, checkpoint: Checkpoint | None = None, **kwargs) -> np.ndarray:
+    """:func:`iter_cgs` to the end, calling ``checkpoint(φ, info)`` at each checkpoint; returns the
+    last φ."""
+    return drain(iter_cgs(X, **kwargs), checkpoint)

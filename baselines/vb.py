@@ -21,9 +21,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from . import Checkpoint, Stopwatch
+from . import Checkpoint, Stopwatch, drain
 
-__all__ = ["fit_vb", "VB_DECAY", "VB_OFFSET"]
+__all__ = ["iter_vb", "fit_vb", "VB_DECAY", "VB_OFFSET"]
 
 VB_DECAY = 0.5
 VB_OFFSET = 1.0
@@ -35,16 +35,22 @@ def _bow(X: sp.csr_matrix):
                      X.data[X.indptr[d]:X.indptr[d + 1]].tolist())) for d in range(X.shape[0])]
 
 
-def fit_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
-           random_state: int, passes: int = 20, mode: str = "online",
-           chunksize: int | None = None, iterations: int = 50,
-           checkpoint: Checkpoint | None = None) -> np.ndarray:
-    """Train gensim LdaModel (``mode`` "online" or "batch") for ``passes`` passes; returns φ.
+def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
+            random_state: int, passes: int = 20, mode: str = "online",
+            chunksize: int | None = None, iterations: int = 50):
+    """Train gensim LdaModel (``mode`` "online" or "batch"), yielding (φ, info) after each pass.
 
     Parameters
     ----------
     X : csr_matrix (n_docs, n_words) counts
     chunksize : documents per E-step chunk (and per M-step when online); default ceil(D/20)
+    iterations : E-step iterations per document (gensim default 50)
+
+    Yields
+    ------
+    (φ of shape (n_topics, n_words), float64, rows sum to 1; info dict: pass, iteration,
+    samples_per_word (None), train_seconds (time between yields excluded), tokens_seen,
+    native_score (None))
 
     Raises
     ------
@@ -78,9 +84,12 @@ def fit_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wor
         with watch.pause():
             phi = np.asarray(model.get_topics(), dtype=np.float64)
             phi /= phi.sum(axis=1, keepdims=True)
-            if checkpoint is not None:
-                checkpoint(phi, {"pass": p, "iteration": p, "samples_per_word": None,
-                                 "train_seconds": seconds, "tokens_seen": p * n_tokens,
-                                 "native_score": None})
-    phi = np.asarray(model.get_topics(), dtype=np.float64)
-    return phi / phi.sum(axis=1, keepdims=True)
+            yield phi, {"pass": p, "iteration": p, "samples_per_word": None,
+                        "train_seconds": seconds, "tokens_seen": p * n_tokens,
+                        "native_score": None}
+
+
+def fit_vb(X: sp.csr_matrix, *, checkpoint: Checkpoint | None = None, **kwargs) -> np.ndarray:
+    """:func:`iter_vb` to the end, calling ``checkpoint(φ, info)`` at each pass; returns the
+    last φ."""
+    return drain(iter_vb(X, **kwargs), checkpoint)

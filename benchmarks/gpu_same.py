@@ -157,13 +157,10 @@ def main() -> None:
     for sampler in args.samplers:
         per_m = {}
         for m in args.m_values:
-            marks = []
             model = SameLDA(n_topics=args.n_topics, n_samples=m, n_inner=args.n_inner,
                             max_iter=args.passes, batch_size=batch, sampler=sampler,
-                            backend=args.backend, random_state=0,
-                            callback=lambda mdl, i: marks.append(i["train_seconds"])
-                            if i["end_of_pass"] else None)
-            model.fit(counts)
+                            backend=args.backend, random_state=0)
+            marks = [info["train_seconds"] for info in model.iter_fit(counts)]
             per_pass = np.diff([0.0] + marks)
             per_m[f"{m:g}"] = float(per_pass[-1] if len(per_pass) > 1 else per_pass[0])
             print(f"{sampler} m={m:g}: {per_m[f'{m:g}']:.3f} s/pass", flush=True)

@@ -16,6 +16,8 @@ import json
 import resource
 import statistics
 
+import numpy as np
+
 TARGET_S_PER_PASS = 0.5
 
 
@@ -39,16 +41,10 @@ def main() -> None:
     data = corpus.load(args.dataset)
     samplers = {}
     for sampler in ("nonzero", "summed"):
-        per_pass, last = [], [0.0]
-
-        def cb(model, info):
-            if info["end_of_pass"]:
-                per_pass.append(info["train_seconds"] - last[0])
-                last[0] = info["train_seconds"]
-
-        SameLDA(n_topics=args.n_topics, n_samples=args.n_samples, n_inner=args.n_inner,
-                max_iter=args.passes, sampler=sampler, random_state=0, callback=cb
-                ).fit(data.counts)
+        model = SameLDA(n_topics=args.n_topics, n_samples=args.n_samples, n_inner=args.n_inner,
+                        max_iter=args.passes, sampler=sampler, random_state=0)
+        marks = [info["train_seconds"] for info in model.iter_fit(data.counts)]
+        per_pass = list(np.diff([0.0] + marks))
         steady = statistics.median(per_pass[1:]) if len(per_pass) > 1 else per_pass[0]
         samplers[sampler] = {
             "seconds_per_pass": [round(s, 4) for s in per_pass],

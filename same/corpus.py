@@ -19,18 +19,18 @@ naming the file and, where there is one, the 1-based line.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
-import re
-import tempfile
 import warnings
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from .atomic import atomic_write
+from .docword import CorpusFormatError, CorpusNotFoundError, read_docword, read_vocab
+from .download import cache_dir, fetch
 
 __all__ = [
     "REGISTRY",
@@ -50,12 +50,6 @@ UCI_BASE_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of
 _PARSER_VERSION = 1  # bump when the cached arrays' meaning changes
 
 
-class CorpusFormatError(ValueError):
-    """A corpus file is malformed; the message names the file and, where known, the line."""
-
-
-class CorpusNotFoundError(FileNotFoundError):
-    """A corpus file is neither present locally nor downloadable (e.g. offline)."""
 
 
 class CacheWarning(UserWarning):
@@ -168,41 +162,6 @@ def vocab_checksum(vocab: list[str] | None, n_words: int) -> str:
     return h.hexdigest()
 
 
-# --------------------------------------------------------------------------- locations
-
-def cache_dir() -> Path:
-    """Directory for downloads and parsed caches.
-
-    ``$SAME_CACHE_DIR`` when set (the workflow points it at the project's
-    ``datasets/``), else the platform user cache (``~/.cache/same-lda`` on Linux).
-    """
-    env = os.environ.get("SAME_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("same-lda"))
-
-
-def _search_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
-    dirs: list[Path] = []
-    if data_dir is not None:
-        dirs.append(Path(data_dir).expanduser())
-    for part in os.environ.get("SAME_DATA_DIR", "").split(os.pathsep):
-        if part:
-            dirs.append(Path(part).expanduser())
-    dirs.append(cache_dir())
-    return dirs
-
-
-def _sha256(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _registry_entry(name: str) -> CorpusInfo:
     try:
         return REGISTRY[name]
@@ -210,328 +169,11 @@ def _registry_entry(name: str) -> CorpusInfo:
         raise ValueError(f"unknown corpus {name!r}; known: {', '.join(REGISTRY)}") from None
 
 
-def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None = None,
-          download: bool = True) -> Path:
-    """Return the local path of one file of a UCI corpus, downloading it if needed.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`REGISTRY` ("kos", "nips", "enron", "nytimes", "pubmed").
-    kind : {"docword", "vocab"}
-    data_dir : path, optional
-        Extra directory searched first (read-only use).
-    download : bool
-        When False, never touch the network.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    ValueError
-        Unknown corpus or kind.
-    CorpusFormatError
-        A local copy whose SHA-256 differs from the registry's.
-    CorpusNotFoundError
-        No local copy and the download failed (or ``download=False``); the
-        message names the URL and the directory to put the file in.
-    """
-    info = _registry_entry(name)
-    if kind == "docword":
-        filename, sha = info.docword_file, info.docword_sha256
-    elif kind == "vocab":
-        filename, sha = info.vocab_file, info.vocab_sha256
-    else:
-        raise ValueError(f"kind must be 'docword' or 'vocab', got {kind!r}")
-
-    for d in _search_dirs(data_dir):
-        path = d / filename
-        if path.is_file():
-            if sha is not None and _sha256(path) != sha:
-                raise CorpusFormatError(
-                    f"{path}: SHA-256 does not match the UCI file (expected {sha}); "
-                    "the copy is corrupted or not the original, delete or replace it")
-            return path
-
-    url = info.url(filename)
-    target = cache_dir()
-    if download:
-        import pooch
-
-        try:
-            target.mkdir(parents=True, exist_ok=True)
-            got = pooch.retrieve(url, known_hash=None if sha is None else f"sha256:{sha}",
-                                 fname=filename, path=target, progressbar=True)
-            return Path(got)
-        except Exception as exc:  # network errors come in many types (requests, OSError, ...)
-            reason = f"download failed ({type(exc).__name__}: {exc})"
-    else:
-        reason = "downloading disabled"
-    raise CorpusNotFoundError(
-        f"{filename} for corpus {name!r} not found locally and {reason}. "
-        f"Download {url} and put it in {target} or in a directory named by $SAME_DATA_DIR "
-        f"(searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")
-
-
-# --------------------------------------------------------------------------- parsing
-
-def _read_header(path: Path) -> tuple[int, int, int]:
-    """Return (D, W, NNZ) from the three header lines."""
-    names = ("D (number of documents)", "W (vocabulary size)", "NNZ (number of entries)")
-    values = []
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as f:
-            for lineno, what in enumerate(names, start=1):
-                raw = f.readline()
-                text = raw.decode("ascii", errors="replace").strip()
-                if not re.fullmatch(r"[0-9]+", text):
-                    raise CorpusFormatError(
-                        f"{path}, line {lineno}: header must hold {what} as a positive integer, "
-                        f"got {text!r}")
-                v = int(text)
-                if v <= 0:
-                    raise CorpusFormatError(f"{path}, line {lineno}: {what} must be > 0, got {v}")
-                values.append(v)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise CorpusFormatError(f"{path}: unreadable gzip stream in the header ({exc})") from exc
-    return values[0], values[1], values[2]
-
-
-_LINE_RE = re.compile(rb"[ \t]*[0-9]+[ \t]+[0-9]+[ \t]+[0-9]+[ \t]*\r?\n?")
-
-
-def _locate_bad_line(path: Path) -> tuple[int, str] | None:
-    """Diagnostics only (after the fast parser failed): first body line that is not 3 integers."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as f:
-            for lineno, raw in enumerate(f, start=1):
-                if lineno <= 3:
-                    continue
-                if not _LINE_RE.fullmatch(raw):
-                    return lineno, raw.decode("ascii", errors="replace").rstrip("\n")
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        return None
-    return None
-
-
-def _parse_body(path: Path, nnz_hint: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stream the body through pyarrow's CSV reader into preallocated int32 arrays.
-
-    Returns 0-based (doc, word) ids and counts.  Only one record batch of
-    Arrow data is alive at a time, so peak memory is ~12 bytes per entry.
-    """
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    cols = [np.empty(nnz_hint, dtype=np.int32) for _ in range(3)]
-    extra: list[list[np.ndarray]] = [[], [], []]  # rows beyond the header's NNZ
-    n = 0
-    try:
-        reader = pacsv.open_csv(
-            str(path),  # pyarrow decompresses .gz itself
-            read_options=pacsv.ReadOptions(column_names=["doc", "word", "count"],
-                                           skip_rows=3, block_size=1 << 22),
-            parse_options=pacsv.ParseOptions(delimiter=" "),
-            convert_options=pacsv.ConvertOptions(
-                column_types={"doc": pa.int32(), "word": pa.int32(), "count": pa.int32()}),
-        )
-        for batch in reader:
-            rows = batch.num_rows
-            for i in range(3):
-                c = batch.column(i)
-                if c.null_count:
-                    first = n + int(np.argmax(c.is_null().to_numpy(zero_copy_only=False)))
-                    raise CorpusFormatError(
-                        f"{path}, line {first + 4}: missing field (expected 'docID wordID count')")
-                values = c.to_numpy()
-                fit = max(0, min(rows, nnz_hint - n))
-                cols[i][n:n + fit] = values[:fit]
-                if fit < rows:
-                    extra[i].append(values[fit:].copy())
-            n += rows
-    except (pa.ArrowInvalid, ValueError) as exc:
-        if isinstance(exc, CorpusFormatError):
-            raise
-        bad = _locate_bad_line(path)
-        if bad is not None:
-            lineno, text = bad
-            raise CorpusFormatError(
-                f"{path}, line {lineno}: expected 'docID wordID count' (three integers), "
-                f"got {text!r}") from exc
-        raise CorpusFormatError(f"{path}: cannot parse body ({exc})") from exc
-    except (OSError, EOFError, zlib.error) as exc:
-        raise CorpusFormatError(
-            f"{path}: truncated or corrupt gzip stream ({type(exc).__name__}: {exc})") from exc
-    if n > nnz_hint:
-        cols = [np.concatenate([c] + e) for c, e in zip(cols, extra)]
-    else:
-        cols = [c[:n] for c in cols]
-    doc, word, count = cols
-    doc -= 1  # 0-based ids from here on
-    word -= 1
-    return doc, word, count
-
-
-_BLOCK = 1 << 20  # validation works on slices of this many entries (bounded temporaries)
-
-
-def _find_first(pred, *arrays) -> int | None:
-    """Index of the first entry where ``pred(*slices)`` holds, scanning in blocks; None if none."""
-    n = len(arrays[0])
-    for lo in range(0, n, _BLOCK):
-        hit = pred(*(a[lo:lo + _BLOCK] for a in arrays))
-        if hit.any():
-            return lo + int(np.argmax(hit))
-    return None
-
-
-def _in_order(doc: np.ndarray, word: np.ndarray) -> bool:
-    """True when (doc, word) pairs are strictly increasing (the UCI order), blockwise."""
-    n = len(doc)
-    for lo in range(0, max(n - 1, 0), _BLOCK):
-        hi = min(lo + _BLOCK + 1, n)
-        dd = np.diff(doc[lo:hi])
-        if not ((dd > 0) | ((dd == 0) & (np.diff(word[lo:hi]) > 0))).all():
-            return False
-    return True
-
-
-def read_docword(path: str | os.PathLike, allow_recount: bool = False,
-                 expected: CorpusInfo | None = None) -> sp.csr_matrix:
-    """Parse and validate a UCI ``docword`` file into a CSR count matrix.
-
-    Parameters
-    ----------
-    path : path to ``docword.X.txt[.gz]``
-    allow_recount : bool
-        If the header's D or NNZ disagrees with the body, take the body's
-        figures (NNZ = entries read, D = largest docID) instead of raising.
-        Meant for excerpts such as the 10-document NYTimes sample.
-    expected : CorpusInfo, optional
-        When given (and ``allow_recount`` is False), the header must match it.
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix of shape (D, W), dtype int32, sorted indices.
-
-    Raises
-    ------
-    CorpusFormatError
-        Header not three positive integers; a body line that is not three
-        integers; docID/wordID out of 1..D / 1..W; count < 1; a duplicate
-        (doc, word) pair; header NNZ or D not matching the body; truncated or
-        corrupt gzip. The message names the file and the line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise CorpusNotFoundError(f"{path}: no such file")
-    n_docs, n_words, nnz = _read_header(path)
-    if expected is not None and not allow_recount:
-        for what, got, want in (("D", n_docs, expected.n_docs), ("W", n_words, expected.n_words),
-                                ("NNZ", nnz, expected.nnz)):
-            if got != want:
-                raise CorpusFormatError(
-                    f"{path}: header {what}={got} but corpus {expected.name!r} has {what}={want}")
-    doc, word, count = _parse_body(path, min(nnz, np.iinfo(np.int32).max))
-
-    if len(doc) != nnz:
-        if not allow_recount:
-            raise CorpusFormatError(
-                f"{path}: header says NNZ={nnz} but the body has {len(doc)} entries "
-                f"(truncated or excerpted file; pass allow_recount=True to load it anyway)")
-        nnz = len(doc)
-    if nnz == 0:
-        raise CorpusFormatError(f"{path}: the body holds no entries")
-    # ids are 0-based from here on; report them 1-based as in the file (line = index + 4)
-    if (i := _find_first(lambda w: (w < 0) | (w >= n_words), word)) is not None:
-        raise CorpusFormatError(
-            f"{path}, line {i + 4}: wordID {word[i] + 1} out of range 1..{n_words} (header W)")
-    if (i := _find_first(lambda d: d < 0, doc)) is not None:
-        raise CorpusFormatError(f"{path}, line {i + 4}: docID {doc[i] + 1} out of range 1..{n_docs}")
-    max_doc = int(doc.max()) + 1
-    if max_doc > n_docs and not allow_recount:
-        i = _find_first(lambda d: d >= n_docs, doc)
-        raise CorpusFormatError(
-            f"{path}, line {i + 4}: docID {doc[i] + 1} out of range 1..{n_docs} (header D)")
-    if allow_recount:
-        n_docs = max_doc
-    if (i := _find_first(lambda c: c < 1, count)) is not None:
-        raise CorpusFormatError(f"{path}, line {i + 4}: count {count[i]} must be >= 1")
-
-    # UCI files are sorted by (doc, word); unsorted input is legal, duplicates are not
-    if not _in_order(doc, word):
-        key = doc.astype(np.int64) * n_words + word
-        order = np.argsort(key, kind="stable")
-        dup = np.flatnonzero(np.diff(key[order]) == 0)
-        del key
-        if dup.size:
-            i = int(order[dup[0] + 1])
-            raise CorpusFormatError(
-                f"{path}, line {i + 4}: duplicate entry for docID {doc[i] + 1}, "
-                f"wordID {word[i] + 1}")
-        doc, word, count = doc[order], word[order], count[order]
-
-    indptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount(doc, minlength=n_docs), out=indptr[1:])
-    idx_dtype = np.int32 if nnz < np.iinfo(np.int32).max else np.int64
-    return sp.csr_matrix(
-        (count, word.astype(idx_dtype, copy=False), indptr.astype(idx_dtype)),
-        shape=(n_docs, n_words))
-
-
-def read_vocab(path: str | os.PathLike, n_words: int | None = None) -> list[str]:
-    """Read ``vocab.X.txt`` (one word per line, line i = word id i).
-
-    Raises
-    ------
-    CorpusFormatError
-        Not UTF-8 or, when ``n_words`` is given, a line count other than W.
-    """
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise CorpusFormatError(f"{path}, line {line}: not valid UTF-8") from exc
-    words = text.splitlines()
-    if n_words is not None and len(words) != n_words:
-        raise CorpusFormatError(
-            f"{path}: vocabulary has {len(words)} lines but the docword header says W={n_words}")
-    return words
-
-
 # --------------------------------------------------------------------------- cache
 
 def _fingerprint(path: Path) -> str:
     st = path.stat()
     return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|v{_PARSER_VERSION}"
-
-
-def atomic_write(path: Path, write) -> None:
-    """Call ``write(file_object)`` on a temporary file beside ``path``, then rename it.
-
-    Nothing is left at ``path`` (nor a temporary) if ``write`` raises.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _save_cache(path: Path, counts: sp.csr_matrix, fingerprint: str) -> None:

@@ -45,12 +45,10 @@ def measure(factors=(1, 2, 4, 8), base: str = "kos", n_topics: int = 64,
     rows = []
     for f in factors:
         counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
-        marks = []
-        SameLDA(n_topics=n_topics, n_samples=n_samples, max_iter=passes, sampler=sampler,
-                batch_size=int(np.ceil(D / 20)),  # same minibatch size: more minibatches
-                random_state=seed,
-                callback=lambda m, i: marks.append(i["train_seconds"]) if i["end_of_pass"]
-                else None).fit(counts)
+        model = SameLDA(n_topics=n_topics, n_samples=n_samples, max_iter=passes, sampler=sampler,
+                        batch_size=int(np.ceil(D / 20)),  # same minibatch size: more minibatches
+                        random_state=seed)
+        marks = [info["train_seconds"] for info in model.iter_fit(counts)]
         per_pass = float(np.diff([0.0] + marks)[-1])
         rows.append({"factor": f, "n_docs": counts.shape[0], "nnz": int(counts.nnz),
                      "n_tokens": int(counts.sum()), "seconds_per_pass": per_pass})

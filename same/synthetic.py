@@ -54,6 +54,55 @@ def lda_corpus(n_docs: int = 500, n_words: int = 200, n_topics: int = 5, doc_len
     return SyntheticLDA(counts=counts, topic_word=phi, doc_topic=theta)
 
 
+def _doc_sizes(rng, n_docs: int, n_words: int, nnz: int) -> np.ndarray:
+    """Distinct words per document: Poisson around NNZ/D, in 1..W, summing to ``nnz``."""
+    per_doc = rng.poisson(nnz / n_docs, size=n_docs).astype(np.int64)
+    per_doc = np.clip(per_doc, 1, n_words)
+    # adjust so the total is nnz (spread the difference over random documents)
+    diff = nnz - int(per_doc.sum())
+    while diff != 0:
+        idx = rng.integers(0, n_docs, size=abs(diff))
+        if diff > 0:
+            np.add.at(per_doc, idx, 1)
+        else:
+            np.subtract.at(per_doc, idx, 1)
+        per_doc = np.clip(per_doc, 1, n_words)
+        diff = nnz - int(per_doc.sum())
+    return per_doc
+
+
+def _distinct_words(rng, per_doc: np.ndarray, n_words: int, cdf: np.ndarray) -> list:
+    """Sorted (doc × W + word) keys of ``per_doc[d]`` distinct Zipf-drawn words per document."""
+    n_docs = per_doc.shape[0]
+    # Draw each document's words with replacement (oversampled), merge duplicates, keep a
+    # random subset of the distinct words of the wanted size; documents with too few distinct
+    # words are drawn again with more oversampling.
+    is_pending = np.ones(n_docs, dtype=bool)
+    chosen = []
+    factor = 1.5
+    while is_pending.any():
+        pending = np.flatnonzero(is_pending)
+        draws = np.ceil(per_doc[pending] * factor).astype(np.int64)
+        docs = np.repeat(pending, draws)
+        words = np.minimum(np.searchsorted(cdf, rng.random(docs.size), side="right"),
+                           n_words - 1)
+        uniq = np.unique(docs * n_words + words)
+        del docs, words
+        udoc = uniq // n_words
+        have = np.bincount(udoc, minlength=n_docs)
+        done = is_pending & (have >= per_doc)
+        keep = done[udoc]
+        uniq, udoc = uniq[keep], udoc[keep]
+        order = np.lexsort((rng.random(uniq.size), udoc))  # random order within each document
+        uniq, udoc = uniq[order], udoc[order]
+        starts = np.searchsorted(udoc, udoc, side="left")
+        rank = np.arange(uniq.size) - starts
+        chosen.append(uniq[rank < per_doc[udoc]])
+        is_pending &= ~done
+        factor *= 1.5
+    return chosen
+
+
 def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = None,
                   zipf_exponent: float = 1.0, seed: int = 0) -> sp.csr_matrix:
     """A random count matrix with a given shape (D, W, about NNZ nonzeros, about N tokens).
@@ -84,46 +133,10 @@ def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = No
     if n_tokens < nnz:
         raise ValueError(f"n_tokens={n_tokens} must be >= nnz={nnz}")
     rng = np.random.default_rng(seed)
-    per_doc = rng.poisson(nnz / n_docs, size=n_docs).astype(np.int64)
-    per_doc = np.clip(per_doc, 1, n_words)
-    # adjust so the total is nnz (spread the difference over random documents)
-    diff = nnz - int(per_doc.sum())
-    while diff != 0:
-        idx = rng.integers(0, n_docs, size=abs(diff))
-        if diff > 0:
-            np.add.at(per_doc, idx, 1)
-        else:
-            np.subtract.at(per_doc, idx, 1)
-        per_doc = np.clip(per_doc, 1, n_words)
-        diff = nnz - int(per_doc.sum())
+    per_doc = _doc_sizes(rng, n_docs, n_words, nnz)
     cdf = np.cumsum(1.0 / np.arange(1, n_words + 1) ** zipf_exponent)
     cdf /= cdf[-1]
-    # Draw each document's words with replacement (oversampled), merge duplicates, keep a
-    # random subset of the distinct words of the wanted size; documents with too few distinct
-    # words are drawn again with more oversampling.
-    is_pending = np.ones(n_docs, dtype=bool)
-    chosen = []
-    factor = 1.5
-    while is_pending.any():
-        pending = np.flatnonzero(is_pending)
-        draws = np.ceil(per_doc[pending] * factor).astype(np.int64)
-        docs = np.repeat(pending, draws)
-        words = np.minimum(np.searchsorted(cdf, rng.random(docs.size), side="right"),
-                           n_words - 1)
-        uniq = np.unique(docs * n_words + words)
-        del docs, words
-        udoc = uniq // n_words
-        have = np.bincount(udoc, minlength=n_docs)
-        done = is_pending & (have >= per_doc)
-        keep = done[udoc]
-        uniq, udoc = uniq[keep], udoc[keep]
-        order = np.lexsort((rng.random(uniq.size), udoc))  # random order within each document
-        uniq, udoc = uniq[order], udoc[order]
-        starts = np.searchsorted(udoc, udoc, side="left")
-        rank = np.arange(uniq.size) - starts
-        chosen.append(uniq[rank < per_doc[udoc]])
-        is_pending &= ~done
-        factor *= 1.5
+    chosen = _distinct_words(rng, per_doc, n_words, cdf)
     key = np.sort(np.concatenate(chosen))
     del chosen
     rows, cols = np.divmod(key, n_words)

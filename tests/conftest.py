@@ -16,6 +16,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 _DEFAULT_MIRROR = REPO.parent / "shared" / "datasets" / "uci"
 
+# The README's command gives SAME_DATA_DIR relative to the checkout; tests that run tools in
+# other working directories (snakemake --directory, subprocesses) need it absolute.
+if os.environ.get("SAME_DATA_DIR"):
+    os.environ["SAME_DATA_DIR"] = os.pathsep.join(
+        str(Path(part).resolve()) for part in os.environ["SAME_DATA_DIR"].split(os.pathsep)
+        if part)
+
 
 def _mirror() -> Path | None:
     for part in os.environ.get("SAME_DATA_DIR", "").split(os.pathsep) + [str(_DEFAULT_MIRROR)]:

@@ -12,7 +12,6 @@ import scipy.sparse as sp
 from same import corpus
 from same.corpus import CacheWarning, CorpusFormatError, CorpusNotFoundError
 
-
 # ----------------------------------------------------------------------------- helpers
 
 def write_docword(path: Path, header, lines, gz=True) -> Path:

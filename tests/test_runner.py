@@ -8,8 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from same import run as cli
-from same.runner import TRACE_COLUMNS, RunConfig, eval_points, load_model, run, score_model
+from same import cli
+from same.runner import (
+    TRACE_COLUMNS,
+    RunSpec,
+    eval_points,
+    load_model,
+    run,
+    score_model,
+)
 from same.split import make_split
 from same.synthetic import lda_corpus
 
@@ -33,7 +40,7 @@ CASES = [("same", 3, {"n_samples": 10}), ("cgs", 12, {}), ("vb_online", 3, {}),
 
 @pytest.mark.parametrize("method, budget, params", CASES)
 def test_outputs_complete(tmp_path, split_path, method, budget, params):
-    cfg = RunConfig(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=budget, params=params)
     out = run(cfg, split_path, tmp_path / "toy" / method / "K3" / "seed0", progress=False)
     assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.npz", "trace.csv"]
@@ -58,7 +65,7 @@ def test_outputs_complete(tmp_path, split_path, method, budget, params):
 
 @pytest.mark.parametrize("method, budget, params", CASES)
 def test_rerun_same_seed_same_trace(tmp_path, split_path, method, budget, params):
-    cfg = RunConfig(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=4, budget=budget, params=params)
     a = read_trace(run(cfg, split_path, tmp_path / "a", progress=False))
     b = read_trace(run(cfg, split_path, tmp_path / "b", progress=False))
@@ -74,7 +81,7 @@ def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
         raise RuntimeError("killed")
 
     monkeypatch.setattr(runner, "evaluate", boom)
-    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=2)
     with pytest.raises(RuntimeError, match="killed"):
         run(cfg, split_path, tmp_path / "out" / "seed0", progress=False)
@@ -82,7 +89,7 @@ def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
 
 
 def test_rerun_replaces_previous_output(tmp_path, split_path):
-    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=2)
     out = tmp_path / "seed0"
     run(cfg, split_path, out, progress=False)
@@ -106,12 +113,12 @@ def test_bad_settings(tmp_path, split_path, kwargs, pattern):
                 budget=2)
     base.update(kwargs)
     with pytest.raises(ValueError, match=pattern):
-        run(RunConfig(**base), split_path, tmp_path / "x", progress=False)
+        run(RunSpec(**base), split_path, tmp_path / "x", progress=False)
     assert not (tmp_path / "x").exists()
 
 
 def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):
-    cfg = RunConfig(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=1)
     out = run(cfg, split_path, tmp_path / "m", progress=False)
     other = lda_corpus(n_docs=50, n_words=80, n_topics=3, seed=1)
@@ -124,19 +131,75 @@ def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):
         score_model(out / "model.npz", other_split)
 
 
+def _spec(**kw):
+    base = dict(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
+                budget=2, params={"n_samples": 5, "m_schedule": "linear"})
+    base.update(kw)
+    return json.dumps(base)
+
+
 def test_cli_fit_and_errors(tmp_path, split_path, capsys):
     out = tmp_path / "cli"
-    rc = cli.main(["fit", "--method", "same", "--split", str(split_path), "--n-topics", "3",
-                   "--alpha", "0.1", "--beta", "0.1", "--budget", "2", "--param",
-                   "n_samples=5", "--param", "m_schedule=linear", "--out", str(out),
+    rc = cli.main(["fit", "--spec", _spec(), "--split", str(split_path), "--out", str(out),
                    "--no-progress"])
     assert rc == 0 and (out / "trace.csv").is_file()
     meta = json.loads((out / "meta.json").read_text())
     assert meta["settings"]["params"] == {"n_samples": 5, "m_schedule": "linear"}
-    rc = cli.main(["fit", "--method", "same", "--split", str(split_path), "--n-topics", "3",
-                   "--alpha", "0.1", "--beta", "0.1", "--budget", "2", "--param", "m=5",
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(_spec(params={"m": 5}))
+    rc = cli.main(["fit", "--spec", f"@{spec_file}", "--split", str(split_path),
                    "--out", str(tmp_path / "bad"), "--no-progress"])
     assert rc == 2
-    assert "unknown parameter(s) m for method 'same'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown parameter(s) m for method 'same'" in err
+    assert not (tmp_path / "bad").exists()
     rc = cli.main(["score", "--model", str(out / "model.npz"), "--split", str(split_path)])
     assert rc == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["fit", "--spec", "{", "--split", "s.npz", "--out", "o"], "--spec: not valid JSON"),
+    (["fit", "--spec", "[1]", "--split", "s.npz", "--out", "o"],
+     "--spec: a run spec is a JSON object, got list"),
+    (["fit", "--spec", '{"method": "same"}', "--split", "s.npz", "--out", "o"],
+     "--spec: missing field(s) budget, doc_topic_prior, n_topics, seed, topic_word_prior"),
+    (["fit", "--spec", '{"methd": "same"}', "--split", "s.npz", "--out", "o"],
+     "--spec: unknown field(s) methd"),
+    (["fit", "--spec", "@/nonexistent/spec.json", "--split", "s.npz", "--out", "o"],
+     "spec file /nonexistent/spec.json: No such file or directory"),
+    (["fit", "--spec", _spec(params={"n_samples": -1}), "--split", "s.npz", "--out", "o"],
+     "The 'n_samples' parameter of SameLDA must be a float in the range (0.0, inf). Got -1"),
+    (["fit", "--spec", _spec(), "--split", "/nonexistent/split.npz", "--out", "o"],
+     "/nonexistent/split.npz"),
+])
+def test_cli_user_errors_are_one_line_exit_2(tmp_path, argv, message, capsys):
+    rc = cli.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("same-lda: error: ") and err.count("\n") == 1, err
+    assert message in err
+
+
+def test_cli_help_documents_every_option(capsys):
+    import argparse
+
+    parser = cli.build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subs.choices.items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, (name, action.dest)
+        with pytest.raises(SystemExit) as exc:
+            cli.main([name, "--help"])
+        assert exc.value.code == 0
+        text = capsys.readouterr().out
+        if name == "split":  # defaults and choices are shown
+            assert "(default: 0.1)" in text and "enron,kos,nips,nytimes,pubmed" in text
+
+
+def test_cli_unknown_dataset_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["split", "--dataset", "reuters", "--out", "x.npz"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'reuters'" in capsys.readouterr().err

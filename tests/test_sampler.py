@@ -49,19 +49,26 @@ def test_recovers_known_topics(syn, m, prior_scale, sampler):
 
 
 def test_samplers_agree_in_distribution(syn):
-    """One minibatch step from the same φ: the mean of φ over seeds is the same for the
-    per-nonzero and the summed sampler (both are exact; 12 seeds each, tolerance 5 standard
-    errors of the difference, per entry with mean > 0.01)."""
+    """One minibatch step from the same φ (same.algorithm.minibatch_step): the mean of φ over
+    stream keys is the same for the per-nonzero and the summed sampler (both are exact; 12 keys
+    each, tolerance 5 standard errors of the difference, per entry with mean > 0.01)."""
+    from dataclasses import replace
+
+    from same import algorithm
+
+    word_counts = np.asarray(syn.counts.sum(axis=0), dtype=np.float64).ravel()
+    start = algorithm.init_state(word_counts, K, seed=0)  # same φ init for every draw
+    block = syn.counts.astype(np.float32)
+
     def phis(sampler):
+        settings = algorithm.StepSettings(
+            n_samples=3.0, prior_scale=1.0, doc_topic_prior=0.1, topic_word_prior=0.1,
+            n_inner=3, sampler=sampler, learning_rate=lambda step, seen, first: 0.5)
         out = []
-        for seed in range(12):
-            model = SameLDA(n_topics=K, n_samples=3, n_inner=3, batch_size=600, max_iter=1,
-                            sampler=sampler, random_state=0)
-            model._init_state(syn.counts, 600)  # same φ init (seed 0) for every draw
-            model._key = seed + 1000  # ... but a different random stream per draw
-            model._corpus_tokens = float(syn.counts.sum())
-            model._step(syn.counts, 3.0, None)
-            out.append(model.topic_word_)
+        for key in range(12):  # ... but a different random stream per draw
+            state, _, _ = algorithm.minibatch_step(replace(start, key=key + 1000), block,
+                                                   settings)
+            out.append(state.topic_word.astype(np.float64))
         return np.stack(out)
 
     a, b = phis("nonzero"), phis("summed")
@@ -70,6 +77,27 @@ def test_samplers_agree_in_distribution(syn):
     z = (a.mean(axis=0) - b.mean(axis=0))[big] / se[big]
     assert np.abs(z).max() < 5
     assert np.abs(z).mean() < 1.2  # |N(0,1)| has mean 0.8
+
+
+def test_minibatch_step_is_pure_and_counts_calls(syn):
+    """minibatch_step leaves its input state untouched and advances the stream counter by
+    n_inner; the same state and block give the same result."""
+    from same import algorithm
+
+    word_counts = np.asarray(syn.counts.sum(axis=0), dtype=np.float64).ravel()
+    state = algorithm.init_state(word_counts, K, seed=3)
+    phi0 = state.topic_word.copy()
+    settings = algorithm.StepSettings(
+        n_samples=5.0, prior_scale=1.0, doc_topic_prior=0.1, topic_word_prior=0.1, n_inner=4,
+        sampler="nonzero", learning_rate=lambda step, seen, first: 0.99)
+    block = syn.counts[:100].astype(np.float32)
+    a, theta, rho = algorithm.minibatch_step(state, block, settings)
+    b, _, _ = algorithm.minibatch_step(state, block, settings)
+    np.testing.assert_array_equal(state.topic_word, phi0)
+    assert (a.n_calls, a.n_steps, a.n_docs_seen, a.first_docs) == (4, 1, 100, 100)
+    assert rho == 0.99 and theta.shape == (100, K)
+    np.testing.assert_array_equal(a.topic_word, b.topic_word)
+    np.testing.assert_allclose(a.topic_word.sum(axis=1), 1, rtol=1e-5)
 
 
 def test_larger_m_gives_lower_variance_across_seeds(syn):
@@ -100,32 +128,31 @@ def test_same_seed_same_topics(syn, sampler):
 
 
 def test_fitted_attributes_and_trace(syn):
-    rows = []
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=3, batch_size=100, random_state=0,
-                    callback=lambda mdl, info: rows.append(dict(info)))
-    model.fit(syn.counts)
+    model = SameLDA(n_topics=K, n_samples=10, max_iter=3, batch_size=100, random_state=0)
+    rows = [dict(info) for info in model.iter_fit(syn.counts, every="step")]
     phi = model.topic_word_
-    assert phi.shape == (K, W)
+    assert phi.shape == (K, W) and model.components_ is phi
     np.testing.assert_allclose(phi.sum(axis=1), 1, rtol=1e-12)
-    assert model.n_passes_ == 3 and model.n_steps_ == 18
+    assert model.n_iter_ == 3 and model.n_batch_iter_ == 18 and model.n_features_in_ == W
     assert model.n_docs_seen_ == 3 * 600
     assert model.n_tokens_seen_ == 3 * syn.counts.sum()
     assert model.samples_per_word_ == pytest.approx(30.0)
     assert len(rows) == 18
     assert [r["step"] for r in rows] == list(range(1, 19))
     assert [r["end_of_pass"] for r in rows].count(True) == 3
+    assert [r["pass"] for r in rows if r["end_of_pass"]] == [1, 2, 3]
     assert all(b["train_seconds"] >= a["train_seconds"] for a, b in zip(rows, rows[1:]))
     assert rows[0]["learning_rate"] == pytest.approx(0.99)
     assert rows[5]["learning_rate"] == pytest.approx((100 / 600) ** 0.3)
 
 
-def test_callback_time_is_excluded(syn):
+def test_consumer_time_is_excluded(syn):
     import time
 
-    model = SameLDA(n_topics=K, n_samples=1, max_iter=1, random_state=0,
-                    callback=lambda m, i: time.sleep(0.05))
+    model = SameLDA(n_topics=K, n_samples=1, max_iter=1, random_state=0)
     t0 = time.perf_counter()
-    model.fit(syn.counts)
+    for _ in model.iter_fit(syn.counts, every="step"):
+        time.sleep(0.05)
     wall = time.perf_counter() - t0
     assert wall - model.train_seconds_ >= 20 * 0.05 * 0.9
 
@@ -153,14 +180,28 @@ def test_transform_rows_sum_to_one(syn):
 def test_partial_fit_stream(syn):
     model = SameLDA(n_topics=K, n_samples=20, random_state=0)
     blocks = [syn.counts[a:a + 100] for a in range(0, 600, 100)]
-    model.partial_fit(iter(blocks), corpus_tokens=syn.counts.sum())
+    for block in blocks:
+        model.partial_fit(block, corpus_tokens=syn.counts.sum())
     model.partial_fit(blocks[0])
-    assert model.n_steps_ == 7
+    assert model.n_batch_iter_ == 7 and model.n_iter_ == 0
     assert model.samples_per_word_ == pytest.approx(20 * (1 + blocks[0].sum() / syn.counts.sum()))
-    with pytest.raises(ValueError, match=r"X has 10 words, the model was initialised with 150"):
+    with pytest.raises(ValueError, match=r"X has 10 features, but SameLDA is expecting 150"):
         model.partial_fit(sp.csr_matrix(np.ones((2, 10))))
     with pytest.raises(ValueError, match=r"m_schedule='linear' needs schedule_steps"):
         SameLDA(n_topics=K, m_schedule="linear").partial_fit(blocks[0])
+
+
+def test_partial_fit_equals_fit_for_one_pass(syn):
+    """fit is a loop over the same step as partial_fit: one pass, same minibatches, same φ."""
+    a = SameLDA(n_topics=K, n_samples=5, max_iter=1, batch_size=150, random_state=2)
+    a.fit(syn.counts)
+    b = SameLDA(n_topics=K, n_samples=5, batch_size=150, random_state=2)
+    # partial_fit initialises φ from its first block's word counts, fit from the whole corpus'
+    b.partial_fit(syn.counts)  # one step over everything, to compare the machinery
+    c = SameLDA(n_topics=K, n_samples=5, max_iter=1, batch_size=600, random_state=2)
+    c.fit(syn.counts)
+    np.testing.assert_array_equal(b.topic_word_, c.topic_word_)
+    assert a.n_batch_iter_ == 4
 
 
 def test_keep_doc_topic_carries_theta(syn):
@@ -175,45 +216,51 @@ def test_keep_doc_topic_carries_theta(syn):
 
 @pytest.mark.parametrize("schedule", ["linear", "log", "invlinear"])
 def test_annealing_schedules_run(syn, schedule):
-    ms = []
     model = SameLDA(n_topics=K, n_samples=10, max_iter=2, batch_size=200, m_schedule=schedule,
-                    random_state=0, callback=lambda mdl, i: ms.append(i["n_samples"]))
-    model.fit(syn.counts)
+                    random_state=0)
+    ms = [i["n_samples"] for i in model.iter_fit(syn.counts, every="step")]
     assert len(ms) == 6
     assert np.mean(ms) == pytest.approx(10.0)
     assert model.samples_per_word_ == pytest.approx(20.0)
 
 
 def test_paper_learning_rate(syn):
-    rates = []
-    SameLDA(n_topics=K, max_iter=1, batch_size=300, learning_rate="paper", learning_offset=4,
-            learning_decay=0.5, random_state=0,
-            callback=lambda m, i: rates.append(i["learning_rate"])).fit(syn.counts)
+    model = SameLDA(n_topics=K, max_iter=1, batch_size=300, learning_rate="paper",
+                    learning_offset=4, learning_decay=0.5, random_state=0)
+    rates = [i["learning_rate"] for i in model.iter_fit(syn.counts, every="step")]
     assert rates == pytest.approx([4 ** -0.5, 5 ** -0.5])
 
 
 def test_unfitted_model():
-    with pytest.raises(RuntimeError, match="not fitted yet"):
-        SameLDA().transform(sp.csr_matrix(np.ones((2, 3))))
+    from sklearn.exceptions import NotFittedError
+
+    for method in ("transform", "score"):
+        with pytest.raises(NotFittedError, match="This SameLDA instance is not fitted yet"):
+            getattr(SameLDA(), method)(sp.csr_matrix(np.ones((2, 3))))
 
 
 X_OK = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1]]))
 
 
 @pytest.mark.parametrize("params, pattern", [
-    ({"n_topics": 0}, r"n_topics must be a positive integer, got 0"),
-    ({"n_topics": 2.5}, r"n_topics must be a positive integer, got 2.5"),
-    ({"n_samples": 0}, r"n_samples must be a positive finite number, got 0"),
-    ({"n_samples": -1.0}, r"n_samples must be a positive finite number, got -1.0"),
-    ({"doc_topic_prior": 0}, r"doc_topic_prior must be a positive finite number"),
-    ({"topic_word_prior": -0.1}, r"topic_word_prior must be a positive finite number"),
-    ({"batch_size": 0}, r"batch_size must be a positive integer, got 0"),
-    ({"n_inner": 0}, r"n_inner must be a positive integer"),
-    ({"m_schedule": "cosine"}, r"m_schedule must be one of \('constant', 'linear', 'log', "
-                               r"'invlinear'\), got 'cosine'"),
-    ({"learning_rate": "adam"}, r"learning_rate must be one of \('bidmach', 'paper'\)"),
-    ({"prior_scale": "both"}, r"prior_scale must be 'paper' or 'bidmach', got 'both'"),
-    ({"backend": "jax"}, r"backend must be one of \('numpy', 'cupy'\), got 'jax'"),
+    ({"n_topics": 0}, r"The 'n_topics' parameter of SameLDA must be an int in the range "
+                      r"\[1, inf\). Got 0 instead"),
+    ({"n_topics": 2.5}, r"'n_topics' parameter of SameLDA must be an int .* Got 2.5 instead"),
+    ({"n_samples": 0}, r"The 'n_samples' parameter of SameLDA must be a float in the range "
+                       r"\(0.0, inf\). Got 0 instead"),
+    ({"n_samples": -1.0}, r"'n_samples' parameter of SameLDA must be .* Got -1.0 instead"),
+    ({"doc_topic_prior": 0}, r"'doc_topic_prior' parameter of SameLDA must be a float"),
+    ({"topic_word_prior": -0.1}, r"'topic_word_prior' parameter of SameLDA must be a float"),
+    ({"batch_size": 0}, r"'batch_size' parameter of SameLDA must be an int in the range "
+                        r"\[1, inf\) or None. Got 0 instead"),
+    ({"n_inner": 0}, r"'n_inner' parameter of SameLDA must be an int"),
+    ({"m_schedule": "cosine"}, r"'m_schedule' parameter of SameLDA must be a str among "
+                               r"\{.*'invlinear'.*\}. Got 'cosine' instead"),
+    ({"learning_rate": "adam"}, r"'learning_rate' parameter of SameLDA must be a str among"),
+    ({"prior_scale": "both"}, r"'prior_scale' parameter of SameLDA must be a str among "
+                              r"\{.*'paper'.*\}. Got 'both' instead"),
+    ({"backend": "jax"}, r"'backend' parameter of SameLDA must be a str among \{.*'cupy'.*\}"),
+    ({"random_state": "seven"}, r"'random_state' parameter of SameLDA must be"),
 ])
 def test_bad_parameters(params, pattern):
     with pytest.raises(ValueError, match=pattern):
@@ -221,14 +268,28 @@ def test_bad_parameters(params, pattern):
 
 
 @pytest.mark.parametrize("X, pattern", [
-    (np.ones((2, 3)), r"X must be a scipy.sparse matrix of counts"),
-    (sp.csr_matrix(np.array([[1.0, -1.0]])), r"X contains negative counts"),
-    (sp.csr_matrix(np.array([[1.0, np.nan]])), r"X contains NaN or infinite counts"),
-    (sp.csr_matrix((0, 3)), r"X is empty"),
+    (sp.csr_matrix(np.array([[1.0, -1.0]])), r"Negative values in data passed to SameLDA \(X\)"),
+    (np.array([[1.0, -1.0]]), r"Negative values in data passed to SameLDA \(X\)"),
+    (sp.csr_matrix(np.array([[1.0, np.nan]])), r"Input X contains NaN"),
+    (np.array([[1.0, np.inf]]), r"Input X contains infinity"),
+    (sp.csr_matrix((0, 3)), r"Found array with 0 sample\(s\)"),
+    (sp.csr_matrix((3, 4)), r"X holds no tokens: every count is zero \(shape 3 documents × 4 "
+                            r"words\)"),
+    (np.zeros((2, 2)), r"X holds no tokens"),
+    (np.ones(3), r"Expected 2D array, got 1D array instead"),
 ])
 def test_bad_counts(X, pattern):
     with pytest.raises(ValueError, match=pattern):
         SameLDA(n_topics=2).fit(X)
+
+
+def test_dense_and_sparse_input_agree():
+    dense = np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]])
+    a = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(dense)
+    b = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(sp.csr_matrix(dense))
+    c = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(sp.coo_matrix(dense.astype(float)))
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    np.testing.assert_array_equal(a.topic_word_, c.topic_word_)
 
 
 def test_cupy_backend_without_gpu():
@@ -243,10 +304,60 @@ def test_cupy_backend_without_gpu():
         SameLDA(n_topics=2, backend="cupy").fit(X_OK)
 
 
-def test_get_set_params():
+def test_get_set_params_and_repr():
     m = SameLDA(n_topics=3)
     assert m.get_params()["n_topics"] == 3
     m.set_params(n_samples=5.5)
     assert m.n_samples == 5.5
-    with pytest.raises(ValueError, match=r"invalid parameter 'alpha'"):
+    assert repr(m) == "SameLDA(n_samples=5.5, n_topics=3)"
+    with pytest.raises(ValueError, match=r"Invalid parameter 'alpha' for estimator SameLDA"):
         m.set_params(alpha=1)
+
+
+def test_scikit_learn_estimator_checks():
+    """Every check of sklearn.utils.estimator_checks.check_estimator passes (none expected to
+    fail); check_array_api_input is skipped by scikit-learn itself unless SCIPY_ARRAY_API=1."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(SameLDA(n_topics=3, max_iter=2, n_inner=2), on_fail=None,
+                              on_skip=None)
+    failed = [(r["check_name"], repr(r["exception"])) for r in results
+              if r["status"] == "failed"]
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 45
+    assert {r["check_name"] for r in results if r["status"] == "skipped"} <= {
+        "check_array_api_input"}
+
+
+@pytest.mark.parametrize("keep_doc_topic", [False, True])
+def test_fitted_model_pickles_and_copies(syn, tmp_path, keep_doc_topic):
+    import copy
+    import pickle
+
+    import joblib
+
+    model = SameLDA(n_topics=K, n_samples=5, max_iter=2, keep_doc_topic=keep_doc_topic,
+                    random_state=0).fit(syn.counts)
+    expected = model.transform(syn.counts[:20])
+    joblib.dump(model, tmp_path / "m.joblib")
+    for other in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model),
+                  joblib.load(tmp_path / "m.joblib")):
+        np.testing.assert_array_equal(other.transform(syn.counts[:20]), expected)
+        np.testing.assert_array_equal(other.topic_word_, model.topic_word_)
+    # training continues from the unpickled state exactly as from the original
+    a = pickle.loads(pickle.dumps(model)).partial_fit(syn.counts[:100])
+    b = model.partial_fit(syn.counts[:100])
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+
+
+def test_clone_of_fitted_model_in_pipeline(syn):
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    pipe = make_pipeline(SameLDA(n_topics=K, max_iter=1, random_state=0), Normalizer())
+    pipe.fit(syn.counts)
+    fresh = clone(pipe)
+    assert not hasattr(fresh[0], "topic_word_")
+    np.testing.assert_array_equal(fresh.fit(syn.counts).transform(syn.counts[:5]),
+                                  pipe.transform(syn.counts[:5]))

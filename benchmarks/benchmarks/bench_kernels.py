@@ -1,5 +1,6 @@
 """Kernel speed and memory: SDDMM and Poisson sample-and-accumulate on a KOS-sized minibatch."""
 
+import numpy as np
 
 from .common import BACKENDS, TOPICS, block, require_backend, sync, to_xp
 
@@ -45,17 +46,21 @@ class MinibatchStep:
     timeout = 300
 
     def setup(self, backend, n_topics, sampler):
-        from same.sampler import SameLDA
+        from same import algorithm
+        from same.backend import to_backend
 
         self.xp = require_backend(backend)
         counts, _, _ = block(n_topics)
-        self.counts = counts
-        self.model = SameLDA(n_topics=n_topics, n_samples=100, sampler=sampler,
-                             backend=backend, random_state=0)
-        self.model._init_state(counts, counts.shape[0])
-        self.model._step(counts, 100.0, None)  # warm up
+        self.block = to_backend(counts.astype(np.float32), self.xp)
+        word_counts = np.asarray(counts.sum(axis=0), dtype=np.float64).ravel()
+        self.state = algorithm.init_state(word_counts, n_topics, 0, self.xp)
+        self.settings = algorithm.StepSettings(
+            n_samples=100.0, prior_scale=1.0, doc_topic_prior=0.1, topic_word_prior=0.1,
+            n_inner=5, sampler=sampler, learning_rate=lambda step, seen, first: 0.5)
+        self.step = algorithm.minibatch_step
+        self.step(self.state, self.block, self.settings)  # warm up
         sync(self.xp)
 
     def time_step(self, backend, n_topics, sampler):
-        self.model._step(self.counts, 100.0, None)
+        self.step(self.state, self.block, self.settings)
         sync(self.xp)

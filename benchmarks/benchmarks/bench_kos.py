@@ -2,7 +2,15 @@
 
 import numpy as np
 
-from .common import BACKENDS, TOPICS, docword_file, kos, kos_split, require_backend, sync
+from .common import (
+    BACKENDS,
+    TOPICS,
+    docword_file,
+    kos,
+    kos_split,
+    require_backend,
+    sync,
+)
 
 
 class PassKOS:

@@ -2,6 +2,9 @@
 import os
 from pathlib import Path
 
+from same.runs import main_prior_scale, plan_runs, spec_for
+from same.sampler import SameLDA
+
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
 DATA_DIR_ARG = f"--data-dir {Path(config['data_dir']).resolve()}" if config.get("data_dir") else ""
 CONDA_ENV = "../envs/same-lda.yaml"
@@ -15,7 +18,8 @@ CODE_ROOT = Path(workflow.basedir)
 PACKAGE_CODE = sorted(
     str(p) for pattern in ("same/*.py", "same/kernels/*", "baselines/*.py")
     for p in CODE_ROOT.glob(pattern)
-    if p.name not in ("report.py", "provenance.py", "scaling.py") and p.suffix in (".py", ".cu"))
+    if p.suffix in (".py", ".cu"))
+FIT_CODE = [p for p in PACKAGE_CODE if Path(p).name not in ("scaling.py", "cli.py")]
 
 
 def code(*names):
@@ -23,52 +27,14 @@ def code(*names):
 FIGURE_FORMATS = ["png", "pdf"]
 
 
-def _m_label(m):
-    return f"{m:g}"
-
-
-def _same_params(**overrides):
-    s = config["same"]
-    params = {"n_samples": s["n_samples"], "sampler": s.get("sampler", "nonzero"),
-              "prior_scale": s.get("prior_scale", "bidmach"),
-              "learning_rate": s.get("learning_rate", "bidmach"), "n_inner": s.get("n_inner", 5)}
-    params.update(overrides)
-    return params
-
-
-def _runs():
-    s, c, v = config["same"], config["cgs"], config["vb"]
-    runs = {
-        "same": dict(method="same", budget=s["passes"], params=_same_params(), seeds=SEEDS),
-        "vb_online": dict(method="vb_online", budget=v["passes"], params={}, seeds=SEEDS),
-        "vb_batch": dict(method="vb_batch", budget=v["passes"], params={}, seeds=SEEDS),
-        "cgs": dict(method="cgs", budget=c["iterations"], params={}, seeds=SEEDS),
-    }
-    for m in s["m_values"]:
-        if m != s["n_samples"]:
-            runs[f"same_m{_m_label(m)}"] = dict(method="same", budget=s["passes"],
-                                                params=_same_params(n_samples=m), seeds=SEED0)
-    for sched in s["schedules"]:
-        if sched != "constant":
-            runs[f"same_{sched}"] = dict(method="same", budget=s["passes"],
-                                         params=_same_params(m_schedule=sched), seeds=SEED0)
-    other_scale = "bidmach" if s.get("prior_scale", "bidmach") == "paper" else "paper"
-    runs[f"same_scale_{other_scale}"] = dict(method="same", budget=s["passes"],
-                                             params=_same_params(prior_scale=other_scale),
-                                             seeds=SEED0)
-    runs["same_m1_long"] = dict(method="same", budget=s["m1_passes"],
-                                params=_same_params(n_samples=1), seeds=SEED0)
-    if c["fig1c_iterations"] != c["iterations"]:
-        runs["cgs_long"] = dict(method="cgs", budget=c["fig1c_iterations"], params={}, seeds=SEED0)
-    return runs
-
-
-RUNS = _runs()
+RUNS = plan_runs(config)  # the table of runs: label → method, budget, params, seeds
+for _label, _run in RUNS.items():  # validated once, before any job runs
+    spec_for(config, RUNS, _label, _run["seeds"][0], K).validate()
 
 
 def m_label_run(m):
     """Label of the SAME run with constant m (the main run when m equals n_samples)."""
-    return "same" if m == config["same"]["n_samples"] else f"same_m{_m_label(m)}"
+    return "same" if m == config["same"]["n_samples"] else f"same_m{m:g}"
 
 
 def schedule_run(sched):
@@ -77,7 +43,7 @@ def schedule_run(sched):
 
 def prior_scale_runs():
     """Legend name → label of the two prior_scale settings (s = m and s = 1)."""
-    main = config["same"].get("prior_scale", "bidmach")
+    main = main_prior_scale(config)
     other = "bidmach" if main == "paper" else "paper"
     names = {"paper": "prior_scale=paper (θ = T/m + α)", "bidmach": "prior_scale=bidmach (θ = T + α)"}
     return {names[main]: "same", names[other]: f"same_scale_{other}"}
@@ -107,17 +73,17 @@ def all_outputs():
     return out
 
 
-def fit_args(wildcards):
-    run = RUNS[wildcards.label]
-    params = " ".join(f"--param {k}={v}" for k, v in run["params"].items())
-    return f"--method {run['method']} --budget {run['budget']} {params}"
+def fit_spec(wildcards):
+    """The run spec (JSON) of one fit job, from the table of runs."""
+    return spec_for(config, RUNS, wildcards.label, int(wildcards.seed), int(wildcards.K)).to_json()
 
 
 def setting(dataset):
-    s = config["same"]
+    """Caption of every figure and table: the comparison's shared settings."""
+    p = SameLDA(**RUNS["same"]["params"]).get_params()
     return (f"{dataset}, K={K}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME m={s['n_samples']:g} ({s.get('sampler', 'nonzero')} sampler, "
-            f"prior_scale={s.get('prior_scale', 'bidmach')}, n_inner={s.get('n_inner', 5)}, "
+            f"SAME m={p['n_samples']:g} ({p['sampler']} sampler, "
+            f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch 1/20), seeds {SEEDS}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion")
 

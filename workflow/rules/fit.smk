@@ -1,20 +1,18 @@
-# One training run of one method (label) and seed, through the shared runner.
+# One training run of one method (label) and seed, through the shared runner; the run's
+# spec (JSON) comes from the table of runs (same.runs.plan_runs), validated at parse time.
 
 
 rule fit:
     input:
         split=rules.split.output.split,
-        code=PACKAGE_CODE,
+        code=FIT_CODE,
     output:
         trace="results/{dataset}/{label}/K{K}/seed{seed}/trace.csv",
         model="results/{dataset}/{label}/K{K}/seed{seed}/model.npz",
         meta="results/{dataset}/{label}/K{K}/seed{seed}/meta.json",
     params:
-        args=fit_args,
+        spec=fit_spec,
         out=lambda wc, output: str(Path(output.trace).parent),
-        alpha=config["doc_topic_prior"],
-        beta=config["topic_word_prior"],
-        backend=lambda wc: config["backend"] if RUNS[wc.label]["method"] == "same" else "numpy",
     threads: config["threads"]
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,
@@ -25,7 +23,5 @@ rule fit:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.run fit {params.args} --split {input.split} --n-topics {wildcards.K} "
-        "--alpha {params.alpha} --beta {params.beta} --seed {wildcards.seed} "
-        "--threads {threads} --backend {params.backend} --label {wildcards.label} "
-        "--out {params.out} > {log} 2>&1"
+        "python -m same.run fit --spec {params.spec:q} --split {input.split} "
+        "--out {params.out} --no-progress > {log} 2>&1"

@@ -1,6 +1,7 @@
 # Figures, tables and claim verdicts from the traces (no training or scoring here).
 
-REPORT_CODE = code("same/report.py", "workflow/scripts/report.py")
+REPORT_CODE = sorted(str(p) for p in (CODE_ROOT / "same/report").glob("*.py")) + code(
+    "workflow/scripts/report.py")
 
 
 rule fig1_passes:
@@ -141,12 +142,12 @@ rule scaling:
     output:
         "results/scaling/same_cpu.json",
     input:
-        code=code("same/scaling.py", "same/synthetic.py", "same/sampler.py"),
+        code=PACKAGE_CODE,
     params:
         factors=" ".join(str(f) for f in config.get("scaling", {}).get("factors", [1, 2, 4, 8])),
         n_topics=K,
         n_samples=config["same"]["n_samples"],
-        sampler=config["same"].get("sampler", "nonzero"),
+        sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
     threads: config["threads"]
     log:
         "results/logs/report/scaling.log",

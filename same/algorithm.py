@@ -1,0 +1,263 @@
+"""Paper Algorithm 3 as plain functions over an explicit state (SPEC §2).
+
+The estimator (:class:`same.sampler.SameLDA`) is a loop over these; tests and
+benchmarks call them directly.  Everything is array-generic: the arrays of a
+:class:`SameState` live on one backend (NumPy or CuPy) and the hot steps go
+through :mod:`same.kernels`.
+
+One minibatch t (``minibatch_step``):
+
+1. θ_dk = 1 for the batch's documents, or a carried θ (BIDMach ``putBack``);
+2. ``n_inner`` sweeps (``sample_minibatch``): μ = SDDMM(θ, φ),
+   z_dwk ~ Poisson(m_t c_dw θ_dk φ_kw / μ_dw), T = Σ_w z, P = Σ_d z,
+   θ = T / s + α (Alg. 3 lines 3–11);
+3. φ̂ = P / s + β from the last sweep, IncNorm (``incnorm_update``): rows divided by a
+   moving average of their totals, φ = (1 − ρ_t) φ + ρ_t φ̂, rows renormalised
+   (BIDMach ``updaters/IncNorm.scala``).
+
+Random streams are counter-based: every sampling call gets its own 64-bit key,
+derived from the state's base key and a call counter (``next_key``), so results
+do not depend on the thread count (BIDMach reseeded every call with the same
+seed, reusing one stream; we do not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import kernels
+from .backend import array_module, sparse_module, to_backend
+
+__all__ = ["SAMPLERS", "SameState", "StepSettings", "init_state", "state_on", "next_key", "mix64",
+           "sweep_nonzero", "sweep_summed", "sample_minibatch", "incnorm_update",
+           "minibatch_step"]
+
+SAMPLERS = ("nonzero", "summed")
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_KEY_SALT = 0x5A3E5A3E5A3E5A3E
+
+
+def mix64(z: int) -> int:
+    """SplitMix64 finaliser on Python ints (derives per-call stream keys)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+@dataclass(frozen=True)
+class SameState:
+    """Everything SAME carries from one minibatch to the next.
+
+    Attributes
+    ----------
+    topic_word : array of shape (n_topics, n_words), float32, rows sum to 1 — φ
+    row_total : array of shape (n_topics,), float32 — IncNorm's moving average of φ̂'s row sums
+    key : int — base 64-bit stream key (from the seed)
+    n_calls : int — sampling calls so far (the stream counter)
+    n_steps : int — minibatch steps done
+    n_docs_seen : int — documents processed, over all steps
+    first_docs : int — documents of the first step (IncNorm's t_first)
+    """
+
+    topic_word: object
+    row_total: object
+    key: int
+    n_calls: int = 0
+    n_steps: int = 0
+    n_docs_seen: int = 0
+    first_docs: int = 0
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    """Settings of one minibatch step (the estimator builds them from its parameters).
+
+    n_samples : float — m_t of this step (> 0)
+    prior_scale : float — s in θ = T/s + α and φ̂ = P/s + β (m_t for "paper", 1 for "bidmach")
+    doc_topic_prior, topic_word_prior : float — α, β
+    n_inner : int — sweeps per minibatch
+    sampler : "nonzero" | "summed"
+    learning_rate : callable(step, docs_seen, first_docs) -> ρ (see :mod:`same.schedules`)
+    keep_doc_topic : bool — the caller keeps θ after the minibatch (BIDMach ``putBack``)
+    """
+
+    n_samples: float
+    prior_scale: float
+    doc_topic_prior: float
+    topic_word_prior: float
+    n_inner: int
+    sampler: str
+    learning_rate: Callable[[int, int, int], float]
+    keep_doc_topic: bool = False
+
+
+def init_state(word_counts: np.ndarray, n_topics: int, seed: int, xp=np,
+               dtype=np.float32) -> SameState:
+    """φ uniform random × (corpus word count + 1), rows normalised (BIDMach LDAgibbs init).
+
+    Parameters
+    ----------
+    word_counts : ndarray of shape (n_words,) — token count of each word in the training data
+    n_topics : int — K
+    seed : int — seeds φ and the base stream key
+    xp : numpy or cupy — where the state lives
+    """
+    rng = np.random.default_rng(seed)
+    phi = rng.random((n_topics, word_counts.shape[0])) * (word_counts + 1.0)
+    phi /= phi.sum(axis=1, keepdims=True)
+    return SameState(topic_word=to_backend(phi, xp, dtype=dtype),
+                     row_total=xp.ones(n_topics, dtype=dtype),
+                     key=mix64(seed ^ _KEY_SALT))
+
+
+def state_on(state: SameState, xp) -> SameState:
+    """The state with its arrays on backend ``xp`` (no copy when they are there already)."""
+    if array_module(state.topic_word) is xp:
+        return state
+    if xp is np:
+        from .backend import to_numpy
+
+        return replace(state, topic_word=to_numpy(state.topic_word),
+                       row_total=to_numpy(state.row_total))
+    return replace(state, topic_word=to_backend(state.topic_word, xp),
+                   row_total=to_backend(state.row_total, xp))
+
+
+def next_key(state: SameState) -> tuple[int, SameState]:
+    """The stream key of the next sampling call, and the state with the counter advanced."""
+    calls = state.n_calls + 1
+    return mix64(state.key + calls * _GOLDEN), replace(state, n_calls=calls)
+
+
+def sweep_nonzero(block, theta, phi_t, n_samples: float, key: int, mu, doc_topic_out,
+                  topic_word_out=None):
+    """One sweep of Algorithm 3 as written: one Poisson draw per (nonzero, topic).
+
+    Parameters
+    ----------
+    block : CSR matrix (n_docs, n_words) on the backend, float32 counts c
+    theta : (n_docs, K) θ; phi_t : (n_words, K) φᵀ, C-contiguous
+    mu : (nnz,) buffer, overwritten with μ = SDDMM(θ, φ)
+    doc_topic_out : (n_docs, K), overwritten with T; topic_word_out : (n_words, K) or None,
+        overwritten with Pᵀ when given
+
+    Returns
+    -------
+    (T, Pᵀ or None)
+    """
+    kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu)
+    return kernels.sample_accumulate(block.indptr, block.indices, block.data, theta, phi_t, mu,
+                                     n_samples, key, doc_topic_out, topic_word_out)
+
+
+def sweep_summed(block, theta, phi_t, n_samples: float, key: int, mu, out, which: str):
+    """One sweep drawing the sums directly (equal in distribution to :func:`sweep_nonzero`).
+
+    Given θ and φ the z_dwk are independent Poissons, so
+    T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw) (``which="T"``, out (n_docs, K)) and
+    P_kw ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw) (``which="P"``, out (n_words, K) = Pᵀ).
+    """
+    xp = array_module(theta)
+    dt = theta.dtype.type
+    kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu)
+    ratio = sparse_module(xp).csr_matrix(
+        (block.data / xp.maximum(mu, dt(1e-30)), block.indices, block.indptr), shape=block.shape)
+    if which == "P":
+        lam = dt(n_samples) * phi_t * (ratio.T @ theta)
+    else:
+        lam = dt(n_samples) * theta * (ratio @ phi_t)
+    return kernels.poisson(xp.ascontiguousarray(lam, dtype=theta.dtype), key, out=out)
+
+
+def sample_minibatch(state: SameState, block, theta, settings: StepSettings):
+    """The ``n_inner`` sweeps of one minibatch (Alg. 3 lines 3–11).
+
+    Parameters
+    ----------
+    block : CSR (n_docs, n_words) on the state's backend, float32 counts
+    theta : (n_docs, K) starting θ (ones, or carried)
+    settings : :class:`StepSettings`
+
+    Returns
+    -------
+    (state with the stream counter advanced, θ after the last sweep or None when the
+    summed sampler did not need it, Pᵀ of the last sweep, shape (n_words, K))
+
+    With ``sampler="summed"`` sweeps before the last draw only T and the last only P
+    (θ is discarded after the minibatch); a carried θ needs T and P jointly in the last
+    sweep, which then uses the per-nonzero sampler.
+    """
+    xp = array_module(theta)
+    dt = theta.dtype.type
+    n_docs, K = theta.shape
+    phi_t = xp.ascontiguousarray(state.topic_word.T)
+    mu = xp.empty(block.indices.shape[0], dtype=theta.dtype)
+    T = xp.empty((n_docs, K), dtype=theta.dtype)
+    P_t = xp.empty(phi_t.shape, dtype=theta.dtype)
+    m, s, alpha = settings.n_samples, settings.prior_scale, settings.doc_topic_prior
+    for i in range(settings.n_inner):
+        last = i == settings.n_inner - 1
+        key, state = next_key(state)
+        if settings.sampler == "summed" and not (last and settings.keep_doc_topic):
+            if last:
+                sweep_summed(block, theta, phi_t, m, key, mu, P_t, "P")
+                return state, None, P_t
+            sweep_summed(block, theta, phi_t, m, key, mu, T, "T")
+        else:
+            sweep_nonzero(block, theta, phi_t, m, key, mu, T, P_t if last else None)
+        theta = T / dt(s) + dt(alpha)
+    return state, theta, P_t
+
+
+def incnorm_update(topic_word, row_total, P_t, prior_scale: float, topic_word_prior: float,
+                   rho: float):
+    """φ̂ = P/s + β, divided by IncNorm's moving average of its row totals, blended into φ.
+
+    Returns
+    -------
+    (φ, row_total): the new (n_topics, n_words) φ (rows renormalised, topic_word's dtype)
+    and the updated (n_topics,) row totals.  BIDMach ``updaters/IncNorm.scala``.
+    """
+    dt = topic_word.dtype.type
+    phi_hat = P_t.T / dt(prior_scale) + dt(topic_word_prior)
+    row_total = (1 - rho) * row_total + rho * phi_hat.sum(axis=1)
+    phi_hat /= row_total[:, None]
+    phi = (1 - rho) * topic_word + rho * phi_hat
+    phi /= phi.sum(axis=1, keepdims=True)
+    return phi.astype(topic_word.dtype, copy=False), row_total
+
+
+def minibatch_step(state: SameState, block, settings: StepSettings, theta=None):
+    """One minibatch of Algorithm 3: sample, then the IncNorm blend of φ.
+
+    Parameters
+    ----------
+    state : :class:`SameState`
+    block : CSR (n_docs, n_words) on the state's backend, float32 counts
+    settings : :class:`StepSettings`
+    theta : (n_docs, K) carried θ, or None for θ = 1
+
+    Returns
+    -------
+    (new state, θ after the last sweep (None if the summed sampler did not need it), ρ_t)
+    """
+    xp = array_module(state.topic_word)
+    n_docs, K = block.shape[0], state.topic_word.shape[0]
+    dtype = state.topic_word.dtype
+    if theta is None:
+        theta = xp.ones((n_docs, K), dtype=dtype)
+    state, theta, P_t = sample_minibatch(state, block, theta, settings)
+    docs_seen = state.n_docs_seen + n_docs
+    first_docs = docs_seen if state.n_steps == 0 else state.first_docs
+    rho = settings.learning_rate(state.n_steps, docs_seen, first_docs)
+    phi, row_total = incnorm_update(state.topic_word, state.row_total, P_t,
+                                    settings.prior_scale, settings.topic_word_prior, rho)
+    state = replace(state, topic_word=phi, row_total=row_total, n_steps=state.n_steps + 1,
+                    n_docs_seen=docs_seen, first_docs=first_docs)
+    return state, theta, rho

@@ -1,0 +1,113 @@
+"""The ``same-lda`` command line (also ``python -m same.run``): split, fit, score.
+
+    same-lda split --dataset kos --out results/kos/split.npz
+    same-lda fit --spec '{"method": "same", "n_topics": 64, "doc_topic_prior": 0.1,
+        "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_samples": 100}}' \\
+        --split results/kos/split.npz --out results/kos/same/K64/seed0
+    same-lda score --model results/kos/same/K64/seed0/model.npz --split results/kos/split.npz
+
+A user's mistake (unknown corpus, bad spec, missing or corrupt file) ends in one
+line on stderr naming what was wrong, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+PROG = "same-lda"
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The argument parser (every option has help and shows its default)."""
+    from .corpus import REGISTRY
+    from .runs import METHODS
+
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{split,fit,score}")
+
+    sp_ = sub.add_parser("split", help="make the held-out split artifact of a UCI corpus",
+                         formatter_class=_Formatter)
+    sp_.add_argument("--dataset", required=True, choices=sorted(REGISTRY),
+                     help="UCI bag-of-words corpus")
+    sp_.add_argument("--test-fraction", type=float, default=0.1,
+                     help="fraction of documents held out for document completion")
+    sp_.add_argument("--seed", type=int, default=0, help="seed of the split")
+    sp_.add_argument("--data-dir", default=None,
+                     help="extra read-only directory holding the UCI files (before the cache)")
+    sp_.add_argument("--out", required=True, help="path of the split artifact (.npz)")
+
+    fit = sub.add_parser("fit", help="train one method and write its trace, model and meta",
+                         formatter_class=_Formatter)
+    fit.add_argument("--spec", required=True,
+                     help="run spec as JSON, or @path to a JSON file; fields: method ("
+                          + ", ".join(METHODS) + "), n_topics, doc_topic_prior, "
+                          "topic_word_prior, seed, budget, threads, backend, params, label")
+    fit.add_argument("--split", required=True, help="split artifact made by `split`")
+    fit.add_argument("--out", required=True, help="output directory (written atomically)")
+    fit.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sc = sub.add_parser("score", help="score a saved model.npz on a split (JSON on stdout)",
+                        formatter_class=_Formatter)
+    sc.add_argument("--model", required=True, help="model.npz written by `fit`")
+    sc.add_argument("--split", required=True, help="split artifact made by `split`")
+    return ap
+
+
+def _read_spec(text: str):
+    from .runs import RunSpec
+
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise FileNotFoundError(f"spec file {path}: {exc.strerror}") from None
+        return RunSpec.from_json(text, source=str(path))
+    return RunSpec.from_json(text, source="--spec")
+
+
+def _run(args) -> None:
+    if args.command == "split":
+        from . import corpus
+        from .split import make_split
+
+        data = corpus.load(args.dataset, args.data_dir)
+        digest = make_split(data, args.test_fraction, args.seed).save(args.out)
+        print(json.dumps({"split": args.out, "sha256": digest}))
+    elif args.command == "fit":
+        from .runner import run
+
+        spec = _read_spec(args.spec)
+        print(run(spec, args.split, args.out, progress=not args.no_progress))
+    else:
+        from .runner import score_model
+
+        print(json.dumps(score_model(args.model, args.split).as_dict()))
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Run the command line; returns the exit status (2 for a user's mistake)."""
+    from .corpus import CorpusFormatError, CorpusNotFoundError
+    from .split import SplitIntegrityError
+
+    args = build_parser(prog).parse_args(argv)
+    try:
+        _run(args)
+    except (ValueError, FileNotFoundError, CorpusNotFoundError, CorpusFormatError,
+            SplitIntegrityError, PermissionError, IsADirectoryError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

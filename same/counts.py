@@ -1,0 +1,79 @@
+"""Validation of document–word count matrices (the input of every method).
+
+A count matrix is documents × words, non-negative and finite; dense arrays and
+any SciPy sparse format are accepted and converted to CSR with sorted,
+unique indices and no stored zeros.  The caller's matrix is never modified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array, check_non_negative, validate_data
+
+__all__ = ["validate_counts", "check_counts", "canonical_csr"]
+
+
+def canonical_csr(X, name: str = "X", require_tokens: bool = True) -> sp.csr_matrix:
+    """CSR with sorted, summed indices and no stored zeros, copying only when needed.
+
+    Raises
+    ------
+    ValueError
+        ``require_tokens`` and X holds no tokens at all (every count is zero).
+    """
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if X.nnz and not np.all(X.data):
+        X = X.copy()
+        X.eliminate_zeros()
+    if require_tokens and X.nnz == 0:
+        raise ValueError(f"{name} holds no tokens: every count is zero "
+                         f"(shape {X.shape[0]} documents × {X.shape[1]} words)")
+    return X
+
+
+def validate_counts(X, name: str = "X", require_tokens: bool = True) -> sp.csr_matrix:
+    """Check a document–word count matrix and return it as canonical CSR.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_docs, n_words), non-negative counts
+    name : str — used in error messages
+    require_tokens : bool — refuse a matrix whose counts are all zero
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_docs, n_words), X's numeric dtype
+
+    Raises
+    ------
+    ValueError
+        Empty, not 2-D, negative, NaN/inf or complex counts, or no tokens; the message
+        names ``name``.
+    """
+    if not sp.issparse(X):
+        try:
+            import cupyx.scipy.sparse as csp
+
+            if csp.issparse(X):
+                X = X.get()
+        except ImportError:
+            pass
+    X = check_array(X, accept_sparse="csr", dtype="numeric", input_name=name)
+    check_non_negative(X, f"the count matrix {name}")
+    return canonical_csr(X, name, require_tokens)
+
+
+def check_counts(estimator, X, *, reset: bool, name: str = "X",
+                 require_tokens: bool = True) -> sp.csr_matrix:
+    """:func:`validate_counts` through scikit-learn's ``validate_data``.
+
+    Records (``reset=True``) or checks (``reset=False``) ``n_features_in_`` and
+    ``feature_names_in_`` on ``estimator``.
+    """
+    X = validate_data(estimator, X, accept_sparse="csr", dtype="numeric", reset=reset)
+    check_non_negative(X, f"{type(estimator).__name__} ({name})")
+    return canonical_csr(X, name, require_tokens)

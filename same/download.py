@@ -1,0 +1,131 @@
+"""Where corpus files are found, and their download from UCI (pooch), hash-checked.
+
+A file is looked for, in order, in the ``data_dir`` argument, each directory of
+``$SAME_DATA_DIR`` (read-only), and the cache directory (:func:`cache_dir`);
+otherwise it is downloaded into the cache with pooch (progress bar, SHA-256
+checked where known).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .docword import CorpusFormatError, CorpusNotFoundError
+
+__all__ = ["cache_dir", "find_local", "fetch"]
+
+
+def cache_dir() -> Path:
+    """Directory for downloads and parsed caches.
+
+    ``$SAME_CACHE_DIR`` when set (the workflow points it at the project's
+    ``datasets/``), else the platform user cache (``~/.cache/same-lda`` on Linux).
+    """
+    env = os.environ.get("SAME_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("same-lda"))
+
+
+def _search_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
+    dirs: list[Path] = []
+    if data_dir is not None:
+        dirs.append(Path(data_dir).expanduser())
+    for part in os.environ.get("SAME_DATA_DIR", "").split(os.pathsep):
+        if part:
+            dirs.append(Path(part).expanduser())
+    dirs.append(cache_dir())
+    return dirs
+
+
+def _sha256(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def find_local(filename: str, sha: str | None, data_dir=None) -> Path | None:
+    """First copy of ``filename`` in the search directories, hash-checked; None if absent.
+
+    Raises
+    ------
+    CorpusFormatError
+        A copy whose SHA-256 differs from ``sha``.
+    """
+    for d in _search_dirs(data_dir):
+        path = d / filename
+        if path.is_file():
+            if sha is not None and _sha256(path) != sha:
+                raise CorpusFormatError(
+                    f"{path}: SHA-256 does not match the UCI file (expected {sha}); "
+                    "the copy is corrupted or not the original, delete or replace it")
+            return path
+    return None
+
+
+def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None = None,
+          download: bool = True) -> Path:
+    """Return the local path of one file of a UCI corpus, downloading it if needed.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REGISTRY` ("kos", "nips", "enron", "nytimes", "pubmed").
+    kind : {"docword", "vocab"}
+    data_dir : path, optional
+        Extra directory searched first (read-only use).
+    download : bool
+        When False, never touch the network.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        Unknown corpus or kind.
+    CorpusFormatError
+        A local copy whose SHA-256 differs from the registry's.
+    CorpusNotFoundError
+        No local copy and the download failed (or ``download=False``); the
+        message names the URL and the directory to put the file in.
+    """
+    from .corpus import _registry_entry
+
+    info = _registry_entry(name)
+    if kind == "docword":
+        filename, sha = info.docword_file, info.docword_sha256
+    elif kind == "vocab":
+        filename, sha = info.vocab_file, info.vocab_sha256
+    else:
+        raise ValueError(f"kind must be 'docword' or 'vocab', got {kind!r}")
+
+    local = find_local(filename, sha, data_dir)
+    if local is not None:
+        return local
+
+    url = info.url(filename)
+    target = cache_dir()
+    if download:
+        import pooch
+
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            got = pooch.retrieve(url, known_hash=None if sha is None else f"sha256:{sha}",
+                                 fname=filename, path=target, progressbar=True)
+            return Path(got)
+        except Exception as exc:  # network errors come in many types (requests, OSError, ...)
+            reason = f"download failed ({type(exc).__name__}: {exc})"
+    else:
+        reason = "downloading disabled"
+    raise CorpusNotFoundError(
+        f"{filename} for corpus {name!r} not found locally and {reason}. "
+        f"Download {url} and put it in {target} or in a directory named by $SAME_DATA_DIR "
+        f"(searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")

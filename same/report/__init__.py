@@ -1,0 +1,29 @@
+"""Figures, tables and claim verdicts from runner traces (SPEC §4, §5).
+
+Everything here reads ``trace.csv`` / ``meta.json`` files written by
+:mod:`same.runner`; nothing is trained or scored.  Parts:
+
+- :mod:`.paper` — the paper's numbers and claim statements (constants);
+- :mod:`.traces` — loading traces and the measurements every part uses;
+- :mod:`.figures` — PNG/PDF figures; :mod:`.tables` — tables 1 and 2 (CSV, Markdown);
+- :mod:`.claims` — one function per claim returning a :class:`Verdict`;
+- :mod:`.render` — ``claims.md`` from verdicts.
+"""
+
+from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9, judge_dataset
+from .figures import (
+           fig_ll_vs_passes,
+           fig_ll_vs_samples,
+           fig_m,
+           fig_schedules,
+           fig_variants,
+)
+from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
+from .render import claims, render_claims
+from .tables import table1, table1_rows, table2, table2_rows
+from .traces import load_traces
+
+__all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
+           "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
+           "render_claims", "judge_dataset", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
+           "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS"]

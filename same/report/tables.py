@@ -1,0 +1,125 @@
+"""Tables 1 and 2 of the paper from traces, our numbers beside the paper's (CSV and Markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus import atomic_write
+from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
+from .traces import final_ll, first_reach, first_seed, per_pass_seconds
+
+__all__ = ["convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
+           "write_table"]
+
+
+def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence[str]) -> None:
+    """Rows as CSV and as a Markdown table (4 significant digits, — for missing) with notes."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    atomic_write(Path(csv_path), lambda f: f.write(df.to_csv(index=False).encode()))
+    shown = df.astype(object).map(
+        lambda v: "—" if v is None or (isinstance(v, float) and np.isnan(v)) else
+        f"{v:.4g}" if isinstance(v, float) else str(v))
+    text = "\n".join([f"# {title}", "", shown.to_markdown(index=False, disable_numparse=True), ""]
+                     + [f"- {n}" for n in notes] + [""])
+    atomic_write(Path(md_path), lambda f: f.write(text.encode()))
+
+
+def convergence_reference(df) -> float:
+    """Held-out ll of CGS at its last checkpoint (iteration budget), mean over seeds.
+
+    Raises
+    ------
+    ValueError
+        No CGS run (label ``cgs``) in ``df``.
+    """
+    cgs = df[df["label"] == "cgs"]
+    if cgs.empty:
+        raise ValueError("table 1 needs the CGS runs (label 'cgs')")
+    return float(cgs[cgs["pass"] == cgs["pass"].max()]["ll"].mean())
+
+
+def _method_row(label: str, d, ref: float, cgs_iters: int) -> dict:
+    per_pass, reach_pass, reach_s, final = [], [], [], []
+    for _, run in d.groupby("seed"):
+        per_pass.append(per_pass_seconds(run))
+        if label == "cgs":  # by definition CGS converges at the reference iteration
+            at = run[run["pass"] == cgs_iters]
+            p, s = float(cgs_iters), float(at["train_seconds"].iloc[0])
+        else:
+            p, s = first_reach(run, ref)
+        reach_pass.append(p)
+        reach_s.append(s)
+        final.append(final_ll(run))
+    all_reached = all(s is not None for s in reach_s)
+    paper = PAPER_TABLE1[label]
+    return {"method": METHOD_NAMES[label], "seeds": len(per_pass),
+            "s_per_pass": float(np.mean(per_pass)),
+            "s_to_converge": float(np.mean(reach_s)) if all_reached else None,
+            "passes_to_converge": float(np.mean(reach_pass)) if all_reached else None,
+            "seeds_converged": f"{sum(s is not None for s in reach_s)}/{len(reach_s)}",
+            "final_ll": float(np.mean(final)), "paper_system": paper[0],
+            "paper_s_per_pass": paper[1], "paper_s_to_converge": paper[2]}
+
+
+def table1_rows(df) -> list[dict]:
+    """Per method: s/pass, s and passes to converge (= reach CGS's ll at its budget), final ll."""
+    ref = convergence_reference(df)
+    cgs_iters = int(df[df["label"] == "cgs"]["pass"].max())
+    rows = [_method_row(label, df[df["label"] == label], ref, cgs_iters)
+            for label in ("same", "vb_online", "vb_batch", "cgs")
+            if not df[df["label"] == label].empty]
+    for name, per, conv in PAPER_TABLE1_OTHER:
+        rows.append({"method": "—", "seeds": None, "s_per_pass": None, "s_to_converge": None,
+                     "passes_to_converge": None, "seeds_converged": None, "final_ll": None,
+                     "paper_system": name, "paper_s_per_pass": per, "paper_s_to_converge": conv})
+    for r in rows:
+        r["converge_target_ll"] = ref
+        r["cgs_reference_iterations"] = cgs_iters
+    return rows
+
+
+def table1(df, csv_path, md_path, setting: str) -> list[dict]:
+    """Time per pass and time to converge per method (converged = CGS's ll at its budget)."""
+    rows = table1_rows(df)
+    write_table(rows, csv_path, md_path, "Table 1: runtime per pass and time to converge",
+                [setting,
+                 f"'converge' = first checkpoint whose held-out ll reaches CGS's ll after "
+                 f"{rows[0]['cgs_reference_iterations']} iterations "
+                 f"({rows[0]['converge_target_ll']:.4f} nats/token, mean over seeds); — = not "
+                 f"reached by every seed within the budget.",
+                 "Seconds are training time only (evaluation excluded); CGS 'per pass' is per "
+                 "Gibbs iteration.",
+                 "Paper columns: NYTimes, K=256, GTX-690 GPU / E5-2660 CPU (their Table 1)."])
+    return rows
+
+
+def table2_rows(df, runs: dict) -> list[dict]:
+    """Seconds per pass for each m (runs: m → label; first seed), with ratios to the smallest m."""
+    rows = []
+    for m in sorted(runs):
+        d = df[df["label"] == runs[m]]
+        if not d.empty:
+            rows.append({"n_samples": m, "s_per_pass": per_pass_seconds(first_seed(d)),
+                         "paper_s_per_pass": PAPER_TABLE2.get(m)})
+    if rows:
+        base = rows[0]["s_per_pass"]
+        pbase = PAPER_TABLE2.get(rows[0]["n_samples"])
+        for r in rows:
+            r["ratio_to_smallest_m"] = r["s_per_pass"] / base
+            r["paper_ratio"] = (r["paper_s_per_pass"] / pbase
+                                if r["paper_s_per_pass"] and pbase else None)
+    return rows
+
+
+def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
+    """Seconds per pass vs m."""
+    rows = table2_rows(df, runs)
+    write_table(rows, csv_path, md_path, "Table 2: runtime per pass vs number of samples m",
+                [setting, "Training seconds per pass (median over passes after the first).",
+                 "Paper column: NYTimes, K=256, one GTX-690 core (their Table 2)."])
+    return rows

@@ -1,0 +1,86 @@
+"""Reading runner traces and the small measurements every table and claim uses."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .paper import CONVERGED_EPS
+
+__all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
+           "final_lls", "final_ll"]
+
+
+def load_traces(paths: Sequence[str | os.PathLike]):
+    """Concatenate trace.csv files into one DataFrame with ``seed``, ``dataset`` and ``label``.
+
+    The seed, dataset, K, threads, backend and params are read from each run's meta.json.
+
+    Raises
+    ------
+    ValueError
+        No paths given.
+    """
+    import pandas as pd
+
+    frames = []
+    for p in paths:
+        p = Path(p)
+        df = pd.read_csv(p)
+        meta = json.loads((p.parent / "meta.json").read_text())
+        settings = meta["settings"]
+        df["seed"] = settings["seed"]
+        df["dataset"] = meta["dataset"]
+        df["n_topics"] = settings["n_topics"]
+        df["threads"] = settings["threads"]
+        df["backend"] = settings["backend"]
+        df["params"] = json.dumps(settings["params"], sort_keys=True)
+        frames.append(df)
+    if not frames:
+        raise ValueError("no traces given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_pass_seconds(run) -> float:
+    """Median training seconds per pass (per iteration for CGS) of one run's trace."""
+    r = run.sort_values("pass")
+    passes = np.r_[0, r["pass"].to_numpy()]
+    secs = np.r_[0.0, r["train_seconds"].to_numpy()]
+    steps = np.diff(secs) / np.diff(passes)
+    return float(np.median(steps[1:] if len(steps) > 1 else steps))
+
+
+def first_reach(run, target: float, x: str = "pass"):
+    """(x, train_seconds) of the first checkpoint with ll ≥ target, or (None, None)."""
+    r = run.sort_values(x)
+    hit = r[r["ll"] >= target]
+    if hit.empty:
+        return None, None
+    return float(hit[x].iloc[0]), float(hit["train_seconds"].iloc[0])
+
+
+def converged_pass(run, eps: float = CONVERGED_EPS) -> float:
+    """First pass whose ll is within ``eps`` of the run's final ll."""
+    r = run.sort_values("pass")
+    final = r["ll"].iloc[-1]
+    return float(r[r["ll"] >= final - eps]["pass"].iloc[0])
+
+
+def first_seed(d):
+    """Rows of the smallest seed."""
+    return d[d["seed"] == d["seed"].min()] if not d.empty else d
+
+
+def final_ll(run) -> float:
+    """ll at the last pass of one run."""
+    return float(run.sort_values("pass")["ll"].iloc[-1])
+
+
+def final_lls(df, label: str) -> np.ndarray:
+    """Final ll of each seed of a label (empty if the label has no rows)."""
+    d = df[df["label"] == label]
+    return d.sort_values("pass").groupby("seed")["ll"].last().to_numpy()
