@@ -96,8 +96,8 @@ def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
     phi_t = xp.asarray(rng.dirichlet(np.full(n_words, 0.05), size=n_topics).T, dtype=xp.float32)
     phi_t = xp.ascontiguousarray(phi_t)
     mu = xp.empty(block.nnz, dtype=xp.float32)
-    T = xp.empty_like(theta)
-    P = xp.empty_like(phi_t)
+    T = xp.empty(theta.shape, dtype=xp.int32)
+    P = xp.empty(phi_t.shape, dtype=xp.int32)
     t_sddmm = timer(lambda: kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu))
     t_sample = timer(lambda: kernels.sample_accumulate(block.indptr, block.indices, block.data,
                                                        theta, phi_t, mu, 100.0, 7, T, P))

@@ -29,16 +29,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import kernels
-from .backend import array_module, sparse_module, to_backend
+from .backend import array_module, to_backend
 
 __all__ = ["SAMPLERS", "SameState", "StepSettings", "init_state", "state_on", "next_key", "mix64",
-           "sweep_nonzero", "sweep_summed", "sample_minibatch", "incnorm_update",
+           "sweep_nonzero", "sample_minibatch", "incnorm_update",
            "minibatch_step"]
 
 SAMPLERS = ("nonzero", "summed")
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
+#: salt of the carried-θ T draw of the summed sampler's last sweep
+_T_SALT = 0x7E57A7E5D0C70BAC
 _KEY_SALT = 0x5A3E5A3E5A3E5A3E
 
 
@@ -56,7 +58,8 @@ class SameState:
 
     Attributes
     ----------
-    topic_word : array of shape (n_topics, n_words), float32, rows sum to 1 — φ
+    topic_word_t : array of shape (n_words, n_topics), float32, columns sum to 1 — φᵀ (the
+        layout every kernel reads: one word's K topics are contiguous)
     row_total : array of shape (n_topics,), float32 — IncNorm's moving average of φ̂'s row sums
     key : int — base 64-bit stream key (from the seed)
     n_calls : int — sampling calls so far (the stream counter)
@@ -65,7 +68,7 @@ class SameState:
     first_docs : int — documents of the first step (IncNorm's t_first)
     """
 
-    topic_word: object
+    topic_word_t: object
     row_total: object
     key: int
     n_calls: int = 0
@@ -111,21 +114,21 @@ def init_state(word_counts: np.ndarray, n_topics: int, seed: int, xp=np,
     rng = np.random.default_rng(seed)
     phi = rng.random((n_topics, word_counts.shape[0])) * (word_counts + 1.0)
     phi /= phi.sum(axis=1, keepdims=True)
-    return SameState(topic_word=to_backend(phi, xp, dtype=dtype),
+    return SameState(topic_word_t=xp.ascontiguousarray(to_backend(phi, xp, dtype=dtype).T),
                      row_total=xp.ones(n_topics, dtype=dtype),
                      key=mix64(seed ^ _KEY_SALT))
 
 
 def state_on(state: SameState, xp) -> SameState:
     """The state with its arrays on backend ``xp`` (no copy when they are there already)."""
-    if array_module(state.topic_word) is xp:
+    if array_module(state.topic_word_t) is xp:
         return state
     if xp is np:
         from .backend import to_numpy
 
-        return replace(state, topic_word=to_numpy(state.topic_word),
+        return replace(state, topic_word_t=to_numpy(state.topic_word_t),
                        row_total=to_numpy(state.row_total))
-    return replace(state, topic_word=to_backend(state.topic_word, xp),
+    return replace(state, topic_word_t=to_backend(state.topic_word_t, xp),
                    row_total=to_backend(state.row_total, xp))
 
 
@@ -144,8 +147,8 @@ def sweep_nonzero(block, theta, phi_t, n_samples: float, key: int, mu, doc_topic
     block : CSR matrix (n_docs, n_words) on the backend, float32 counts c
     theta : (n_docs, K) θ; phi_t : (n_words, K) φᵀ, C-contiguous
     mu : (nnz,) buffer, overwritten with μ = SDDMM(θ, φ)
-    doc_topic_out : (n_docs, K), overwritten with T; topic_word_out : (n_words, K) or None,
-        overwritten with Pᵀ when given
+    doc_topic_out : (n_docs, K) int32, overwritten with T; topic_word_out : (n_words, K) int32
+        or None, overwritten with Pᵀ when given
 
     Returns
     -------
@@ -156,23 +159,12 @@ def sweep_nonzero(block, theta, phi_t, n_samples: float, key: int, mu, doc_topic
                                      n_samples, key, doc_topic_out, topic_word_out)
 
 
-def sweep_summed(block, theta, phi_t, n_samples: float, key: int, mu, out, which: str):
-    """One sweep drawing the sums directly (equal in distribution to :func:`sweep_nonzero`).
-
-    Given θ and φ the z_dwk are independent Poissons, so
-    T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw) (``which="T"``, out (n_docs, K)) and
-    P_kw ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw) (``which="P"``, out (n_words, K) = Pᵀ).
-    """
-    xp = array_module(theta)
-    dt = theta.dtype.type
-    kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu)
-    ratio = sparse_module(xp).csr_matrix(
-        (block.data / xp.maximum(mu, dt(1e-30)), block.indices, block.indptr), shape=block.shape)
-    if which == "P":
-        lam = dt(n_samples) * phi_t * (ratio.T @ theta)
-    else:
-        lam = dt(n_samples) * theta * (ratio @ phi_t)
-    return kernels.poisson(xp.ascontiguousarray(lam, dtype=theta.dtype), key, out=out)
+def _keys(state: SameState, n: int):
+    keys = []
+    for _ in range(n):
+        key, state = next_key(state)
+        keys.append(key)
+    return keys, state
 
 
 def sample_minibatch(state: SameState, block, theta, settings: StepSettings):
@@ -181,56 +173,61 @@ def sample_minibatch(state: SameState, block, theta, settings: StepSettings):
     Parameters
     ----------
     block : CSR (n_docs, n_words) on the state's backend, float32 counts
-    theta : (n_docs, K) starting θ (ones, or carried)
+    theta : (n_docs, K) starting θ (ones, or carried); not modified
     settings : :class:`StepSettings`
 
     Returns
     -------
-    (state with the stream counter advanced, θ after the last sweep or None when the
-    summed sampler did not need it, Pᵀ of the last sweep, shape (n_words, K))
+    (state with the stream counter advanced by ``n_inner``, θ after the last sweep or None
+    when the summed sampler did not need it, Pᵀ of the last sweep: (n_words, K) int32)
 
-    With ``sampler="summed"`` sweeps before the last draw only T and the last only P
-    (θ is discarded after the minibatch); a carried θ needs T and P jointly in the last
-    sweep, which then uses the per-nonzero sampler.
+    ``sampler="nonzero"``: every sweep draws per (nonzero, topic).  ``"summed"``: sweeps
+    before the last draw T directly (:func:`same.kernels.summed_t_sweeps`, fused on the CPU)
+    and the last draws P directly (:func:`same.kernels.summed_p_sweep`), which is equal in
+    distribution to Algorithm 3's P given θ and φ.  A carried θ (``keep_doc_topic``) takes T
+    of the last sweep from one more direct T draw on the same θ (a key derived from the last
+    sweep's): T and P each have Algorithm 3's distribution, but are drawn independently
+    rather than coupled through the per-nonzero counts Z -- the summed sampler's one
+    departure, which touches only the θ that the next pass starts from.  Sweep i uses the
+    i-th key of the state's stream in both samplers.
     """
     xp = array_module(theta)
-    dt = theta.dtype.type
+    dt = theta.dtype
     n_docs, K = theta.shape
-    phi_t = xp.ascontiguousarray(state.topic_word.T)
-    mu = xp.empty(block.indices.shape[0], dtype=theta.dtype)
-    T = xp.empty((n_docs, K), dtype=theta.dtype)
-    P_t = xp.empty(phi_t.shape, dtype=theta.dtype)
+    phi_t = state.topic_word_t
     m, s, alpha = settings.n_samples, settings.prior_scale, settings.doc_topic_prior
-    for i in range(settings.n_inner):
-        last = i == settings.n_inner - 1
-        key, state = next_key(state)
-        if settings.sampler == "summed" and not (last and settings.keep_doc_topic):
-            if last:
-                sweep_summed(block, theta, phi_t, m, key, mu, P_t, "P")
-                return state, None, P_t
-            sweep_summed(block, theta, phi_t, m, key, mu, T, "T")
-        else:
-            sweep_nonzero(block, theta, phi_t, m, key, mu, T, P_t if last else None)
-        theta = T / dt(s) + dt(alpha)
+    keys, state = _keys(state, settings.n_inner)
+    mu = xp.empty(block.indices.shape[0], dtype=dt)
+    P_t = xp.empty(phi_t.shape, dtype=xp.int32)
+    if settings.sampler == "summed":
+        theta = theta.copy()
+        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, keys[:-1], mu)
+        kernels.summed_p_sweep(block, mu, theta, phi_t, m, keys[-1], P_t)
+        if not settings.keep_doc_topic:
+            return state, None, P_t
+        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, [mix64(keys[-1] ^ _T_SALT)],
+                                mu)
+        return state, theta, P_t
+    T = xp.empty((n_docs, K), dtype=xp.int32)
+    for i, key in enumerate(keys):
+        last = i == len(keys) - 1
+        sweep_nonzero(block, theta, phi_t, m, key, mu, T, P_t if last else None)
+        theta = T.astype(dt) / dt.type(s) + dt.type(alpha)
     return state, theta, P_t
 
 
-def incnorm_update(topic_word, row_total, P_t, prior_scale: float, topic_word_prior: float,
+def incnorm_update(topic_word_t, row_total, P_t, prior_scale: float, topic_word_prior: float,
                    rho: float):
     """φ̂ = P/s + β, divided by IncNorm's moving average of its row totals, blended into φ.
 
     Returns
     -------
-    (φ, row_total): the new (n_topics, n_words) φ (rows renormalised, topic_word's dtype)
-    and the updated (n_topics,) row totals.  BIDMach ``updaters/IncNorm.scala``.
+    (φᵀ, row_total): new arrays (the inputs are not modified): the (n_words, n_topics) φᵀ,
+    each topic renormalised, and the updated (n_topics,) row totals.  BIDMach
+    ``updaters/IncNorm.scala``; :func:`same.kernels.incnorm` (fused on the CPU).
     """
-    dt = topic_word.dtype.type
-    phi_hat = P_t.T / dt(prior_scale) + dt(topic_word_prior)
-    row_total = (1 - rho) * row_total + rho * phi_hat.sum(axis=1)
-    phi_hat /= row_total[:, None]
-    phi = (1 - rho) * topic_word + rho * phi_hat
-    phi /= phi.sum(axis=1, keepdims=True)
-    return phi.astype(topic_word.dtype, copy=False), row_total
+    return kernels.incnorm(topic_word_t.copy(), P_t, row_total.copy(), prior_scale,
+                           topic_word_prior, rho)
 
 
 def minibatch_step(state: SameState, block, settings: StepSettings, theta=None):
@@ -247,17 +244,17 @@ def minibatch_step(state: SameState, block, settings: StepSettings, theta=None):
     -------
     (new state, θ after the last sweep (None if the summed sampler did not need it), ρ_t)
     """
-    xp = array_module(state.topic_word)
-    n_docs, K = block.shape[0], state.topic_word.shape[0]
-    dtype = state.topic_word.dtype
+    xp = array_module(state.topic_word_t)
+    n_docs, K = block.shape[0], state.topic_word_t.shape[1]
+    dtype = state.topic_word_t.dtype
     if theta is None:
         theta = xp.ones((n_docs, K), dtype=dtype)
     state, theta, P_t = sample_minibatch(state, block, theta, settings)
     docs_seen = state.n_docs_seen + n_docs
     first_docs = docs_seen if state.n_steps == 0 else state.first_docs
     rho = settings.learning_rate(state.n_steps, docs_seen, first_docs)
-    phi, row_total = incnorm_update(state.topic_word, state.row_total, P_t,
-                                    settings.prior_scale, settings.topic_word_prior, rho)
-    state = replace(state, topic_word=phi, row_total=row_total, n_steps=state.n_steps + 1,
+    phi_t, row_total = incnorm_update(state.topic_word_t, state.row_total, P_t,
+                                      settings.prior_scale, settings.topic_word_prior, rho)
+    state = replace(state, topic_word_t=phi_t, row_total=row_total, n_steps=state.n_steps + 1,
                     n_docs_seen=docs_seen, first_docs=first_docs)
     return state, theta, rho

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array, check_non_negative, validate_data
 
-__all__ = ["validate_counts", "check_counts", "canonical_csr"]
+__all__ = ["validate_counts", "check_counts", "canonical_csr", "check_count_bound"]
 
 
 def canonical_csr(X, name: str = "X", require_tokens: bool = True) -> sp.csr_matrix:
@@ -77,3 +77,25 @@ def check_counts(estimator, X, *, reset: bool, name: str = "X",
     X = validate_data(estimator, X, accept_sparse="csr", dtype="numeric", reset=reset)
     check_non_negative(X, f"{type(estimator).__name__} ({name})")
     return canonical_csr(X, name, require_tokens)
+
+
+def check_count_bound(X, bounds, n_samples: float, m_schedule: str) -> None:
+    """Refuse settings whose expected counts per P cell could overflow int32.
+
+    E[P_wk] ≤ m_t × (occurrences of word w in the minibatch), and m_t ≤ 2 m under annealing.
+
+    Raises
+    ------
+    ValueError
+        When 2 m × (largest per-minibatch word count) reaches 2^30.
+    """
+    peak = 0.0
+    for a, b in bounds:
+        block = X[a:b]
+        peak = max(peak, float(np.bincount(block.indices, weights=block.data,
+                                           minlength=X.shape[1]).max(initial=0.0)))
+    m_max = n_samples * (1.0 if m_schedule == "constant" else 2.0)
+    if m_max * peak >= 2.0 ** 30:
+        raise ValueError(f"n_samples={n_samples:g} is too large for int32 counts: a word occurs "
+                         f"{peak:g} times in one minibatch, so P could exceed 2^30 per cell; "
+                         "use smaller minibatches (batch_size) or a smaller m")

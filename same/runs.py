@@ -25,7 +25,7 @@ __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params
 METHODS = ("same", "cgs", "vb_online", "vb_batch")
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
 SAME_CONFIG_PARAMS = ("n_samples", "sampler", "prior_scale", "learning_rate", "n_inner",
-                      "keep_doc_topic", "batch_size", "learning_power", "learning_decay",
+                      "keep_doc_topic", "shuffle", "batch_size", "learning_power", "learning_decay",
                       "learning_offset")
 #: Parameters the runner sets from the spec's own fields; never in ``params``.
 _COMMON = {"X", "n_topics", "doc_topic_prior", "topic_word_prior", "random_state"}

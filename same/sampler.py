@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,20 +22,18 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
-from .backend import BACKENDS, DeviceBatches, get_xp, to_backend, to_numpy
-from .counts import check_counts, validate_counts
+from .backend import DeviceBatches, get_xp, to_backend, to_numpy
+from .counts import check_count_bound, check_counts, validate_counts
 from .inference import FoldInMixin
-from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at, n_samples_at
+from .params import PARAMETER_CONSTRAINTS, step_settings
+from .schedules import n_samples_at
 
 __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
 
-_POSITIVE = Interval(Real, 0, None, closed="neither")
-_POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 
 
 class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -65,17 +62,27 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         γ and τ0 of the "paper" schedule (scikit-learn's names).
     learning_power : float, default=0.3
         Exponent of the "bidmach" schedule (IncNorm ``power``).
-    prior_scale : {"paper", "bidmach"}, default="bidmach"
-        s in θ = T/s + α, φ̂ = P/s + β: s = m (paper eq. 7) or s = 1 (BIDMach's
-        LDAgibbs.scala, the code behind the paper's figures).  β is added to each
-        minibatch's counts, so with small minibatches s = m smooths φ̂ strongly.
+    prior_scale : {"bidmach", "paper", "paper_unscaled"}, default="bidmach"
+        s in θ = T/s + α, φ̂ = P/s + β'.  "bidmach": s = 1, β' = β (LDAgibbs.scala, the code
+        behind the paper's figures; the priors act at 1/m strength).  "paper": s = m (eq. 7)
+        with β' = β · N_t / N, N_t the minibatch's tokens and N the corpus': eq. 7 adds β
+        once to corpus-level counts, and a minibatch's P/m ≈ (N_t/N) · P_corpus/m, so this
+        φ̂ normalises to the corpus-level estimate.  "paper_unscaled": s = m, β' = β, i.e.
+        β added at full strength to every minibatch (≈ N/N_t times too strong; kept only
+        to show that artefact).
     m_schedule : {"constant", "linear", "log", "invlinear"}, default="constant"
         Annealing of m over the minibatch steps (:func:`same.schedules.n_samples_at`).
     schedule_steps : int or None, default=None
         t_max of a non-constant ``m_schedule`` under :meth:`partial_fit`
         (:meth:`fit` uses max_iter × minibatches).
-    keep_doc_topic : bool, default=False
-        Carry each training document's θ across passes instead of restarting from 1.
+    keep_doc_topic : bool, default=True
+        Carry each training document's θ across passes (θ = 1 in the first pass), as
+        BIDMach's LDAgibbs did in 2014 (``putBack = 1``; the reset, ``putBack = -1``, came in
+        2016) and as Algorithm 3 keeps θ global.  False restarts θ from 1 every minibatch.
+    shuffle : bool, default=False
+        Visit the training documents in one seeded random order (drawn once per fit, the
+        same in every pass) instead of corpus order.  Default False: BIDMach took
+        minibatches in corpus order, and the paper does not mention shuffling.
     sampler : {"nonzero", "summed"}, default="nonzero"
         "nonzero": Algorithm 3 as written, one Poisson draw per (nonzero, topic).
         "summed": draws T and P directly, equal in distribution at a cost independent
@@ -113,34 +120,14 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         The seed used.
     """
 
-    _parameter_constraints: dict = {
-        "n_topics": [_POSITIVE_INT],
-        "n_samples": [_POSITIVE],
-        "doc_topic_prior": [_POSITIVE],
-        "topic_word_prior": [_POSITIVE],
-        "batch_size": [_POSITIVE_INT, None],
-        "n_inner": [_POSITIVE_INT],
-        "max_iter": [_POSITIVE_INT],
-        "learning_rate": [StrOptions(set(LEARNING_RATES))],
-        "learning_decay": [_POSITIVE],
-        "learning_offset": [Interval(Real, 0, None, closed="left")],
-        "learning_power": [_POSITIVE],
-        "prior_scale": [StrOptions({"paper", "bidmach"})],
-        "m_schedule": [StrOptions(set(M_SCHEDULES))],
-        "schedule_steps": [_POSITIVE_INT, None],
-        "keep_doc_topic": ["boolean"],
-        "sampler": [StrOptions(set(SAMPLERS))],
-        "backend": [StrOptions(set(BACKENDS))],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-    }
+    _parameter_constraints: dict = PARAMETER_CONSTRAINTS
 
     def __init__(self, n_topics=256, *, n_samples=100.0, doc_topic_prior=0.1,
                  topic_word_prior=0.1, batch_size=None, n_inner=5, max_iter=20,
                  learning_rate="bidmach", learning_decay=0.7, learning_offset=10.0,
                  learning_power=0.3, prior_scale="bidmach", m_schedule="constant",
-                 schedule_steps=None, keep_doc_topic=False, sampler="nonzero", backend="numpy",
-                 random_state=None, verbose=0):
+                 schedule_steps=None, keep_doc_topic=True, shuffle=False, sampler="nonzero",
+                 backend="numpy", random_state=None, verbose=0):
         self.n_topics = n_topics
         self.n_samples = n_samples
         self.doc_topic_prior = doc_topic_prior
@@ -156,6 +143,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.m_schedule = m_schedule
         self.schedule_steps = schedule_steps
         self.keep_doc_topic = keep_doc_topic
+        self.shuffle = shuffle
         self.sampler = sampler
         self.backend = backend
         self.random_state = random_state
@@ -178,15 +166,8 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return self.topic_word_.shape[0]
 
     # ------------------------------------------------------------------ settings
-    def _settings(self, m_t: float) -> StepSettings:
-        rate = partial(learning_rate_at, self.learning_rate, decay=self.learning_decay,
-                       offset=self.learning_offset, power=self.learning_power)
-        return StepSettings(
-            n_samples=float(m_t), prior_scale=m_t if self.prior_scale == "paper" else 1.0,
-            doc_topic_prior=float(self.doc_topic_prior),
-            topic_word_prior=float(self.topic_word_prior), n_inner=int(self.n_inner),
-            sampler=self.sampler, learning_rate=lambda step, seen, first: rate(step, seen, first),
-            keep_doc_topic=bool(self.keep_doc_topic))
+    def _settings(self, m_t: float, tokens: float) -> StepSettings:
+        return step_settings(self, m_t, tokens, self._corpus_tokens)
 
     def _m_at(self, t_max: int | None) -> float:
         if self.m_schedule == "constant":
@@ -215,6 +196,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self._doc_topic = (xp.ones((X.shape[0], int(self.n_topics)), dtype=np.float32)
                            if self.keep_doc_topic else None)
         self._corpus_tokens = corpus_tokens
+        self._order = None
         self.n_iter_ = self.n_batch_iter_ = self.n_docs_seen_ = self.n_tokens_seen_ = 0
         self.samples_per_word_ = self.train_seconds_ = 0.0
 
@@ -226,7 +208,8 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if self._doc_topic is not None and doc_range is not None:
             theta = xp.ascontiguousarray(self._doc_topic[doc_range[0]:doc_range[1]])
         t0 = time.perf_counter()
-        state, theta, rho = algorithm.minibatch_step(state, block, self._settings(m_t), theta)
+        state, theta, rho = algorithm.minibatch_step(state, block, self._settings(m_t, tokens),
+                                                     theta)
         if xp is not np:
             xp.cuda.get_current_stream().synchronize()
         self.train_seconds_ += time.perf_counter() - t0
@@ -244,10 +227,14 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     def _export(self) -> None:
         """Host copies of the fitted state (outside the timed region)."""
-        phi = to_numpy(self._state.topic_word).astype(np.float64)
+        phi = to_numpy(self._state.topic_word_t).T.astype(np.float64)
         self.topic_word_ = phi / phi.sum(axis=1, keepdims=True)
         self.row_total_ = to_numpy(self._state.row_total).astype(np.float64)
-        self.doc_topic_ = None if self._doc_topic is None else to_numpy(self._doc_topic).copy()
+        self.doc_topic_ = None
+        if self._doc_topic is not None:
+            theta = to_numpy(self._doc_topic)
+            order = getattr(self, "_order", None)
+            self.doc_topic_ = theta.copy() if order is None else theta[np.argsort(order)]
 
     def iter_fit(self, X, y=None, *, every: str = "pass"):
         """Train like :meth:`fit`, yielding after every pass (or minibatch step).
@@ -273,7 +260,12 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             raise ValueError(f"every must be 'pass' or 'step', got {every!r}")
         X = check_counts(self, X, reset=True)
         self._begin(X, float(X.data.sum()))
+        if self.shuffle:  # one seeded order for the whole fit (a reordered copy of X)
+            self._order = np.random.default_rng(self.random_state_ ^ 0x5EED).permutation(
+                X.shape[0])
+            X = X[self._order]
         bounds = self.batches(X.shape[0])
+        check_count_bound(X, bounds, float(self.n_samples), self.m_schedule)
         t_max = int(self.max_iter) * len(bounds)
         tokens = np.add.reduceat(np.asarray(X.sum(axis=1)).ravel(), [a for a, _ in bounds])
         passes = range(int(self.max_iter))
@@ -346,3 +338,4 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if state.get("_doc_topic") is not None:
             state["_doc_topic"] = to_numpy(state["_doc_topic"])
         return state
+

@@ -62,8 +62,8 @@ def test_accumulated_counts_match_expectation(monkeypatch, pool, m):
     monkeypatch.setattr(kernels, "POOL", pool)
     counts, theta, phi_t = _problem()
     mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
-    T = np.empty_like(theta)
-    P = np.empty_like(phi_t)
+    T = np.empty(theta.shape, dtype=np.int32)
+    P = np.empty(phi_t.shape, dtype=np.int32)
     kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu, m,
                               key=12345 + int(m), doc_topic_out=T, topic_word_out=P)
     ratio = sp.csr_matrix((counts.data / mu, counts.indices, counts.indptr), shape=counts.shape)
@@ -83,7 +83,7 @@ def test_sweep_is_deterministic_per_key_and_fresh_across_keys():
     mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
     outs = []
     for key in (7, 7, 8):
-        T = np.empty_like(theta)
+        T = np.empty(theta.shape, dtype=np.int32)
         kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu,
                                   20.0, key, T)
         outs.append(T)
@@ -99,7 +99,8 @@ def test_sweep_does_not_depend_on_thread_count():
     try:
         for n in (1, before):
             cpu.set_threads(n)
-            T, P = np.empty_like(theta), np.empty_like(phi_t)
+            T = np.empty(theta.shape, dtype=np.int32)
+            P = np.empty(phi_t.shape, dtype=np.int32)
             kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t,
                                       mu, 30.0, 99, T, P)
             res.append((T, P))
@@ -112,8 +113,11 @@ def test_sweep_does_not_depend_on_thread_count():
 def test_sample_accumulate_rejects_bad_arguments():
     counts, theta, phi_t = _problem()
     mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
-    T = np.empty_like(theta)
-    with pytest.raises(ValueError, match=r"n_samples must be > 0, got 0"):
+    T = np.empty(theta.shape, dtype=np.int32)
+    with pytest.raises(ValueError, match=r"doc_topic_out has dtype float32, expected kind 'i'"):
+        kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu,
+                                  1.0, 1, T.astype(np.float32))
+    with pytest.raises(ValueError, match=r"n_samples must be a positive finite number, got 0"):
         kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu,
                                   0, 1, T)
     with pytest.raises(ValueError, match=r"doc_topic_out must have shape"):
@@ -130,3 +134,97 @@ def test_doc_ranges_cover_all_documents():
         b = cpu.doc_ranges(indptr, n)
         assert b[0] == 0 and b[-1] == 6 and len(b) == n + 1
         assert np.all(np.diff(b) >= 0)
+
+
+def _summed_expectations(counts, theta, phi_t, m):
+    mu = counts.multiply(0).tocsr()
+    mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
+    ratio = sp.csr_matrix((counts.data / mu, counts.indices, counts.indptr), shape=counts.shape)
+    return m * theta * (ratio @ phi_t), m * phi_t * (ratio.T @ theta), ratio
+
+
+@pytest.mark.parametrize("m", [0.3, 20.0, 400.0])
+def test_summed_kernels_match_expectation(m):
+    """One T sweep and one P sweep of the fused summed kernels: each count is Poisson with the
+    summed rate (5.5 standard deviations per entry); the θ update is T/s + α exactly."""
+    counts, theta, phi_t = _problem(3, n_docs=80)
+    ET, _, _ = _summed_expectations(counts, theta, phi_t, m)
+    th = theta.copy()
+    ratio = np.empty(counts.nnz, dtype=np.float32)
+    kernels.summed_t_sweeps(counts, th, phi_t, m, 2.0, 0.1, [77], ratio)
+    T = (th - 0.1) * 2.0
+    np.testing.assert_allclose(T, np.round(T), atol=1e-3)
+    z = (T - ET) / np.sqrt(np.maximum(ET, 1e-12))
+    assert np.abs(z[ET > 0.5]).max() < 5.5
+    # ratio holds c/μ with the updated θ; the P sweep uses it
+    _, EP, r = _summed_expectations(counts, th, phi_t, m)
+    np.testing.assert_allclose(ratio, r.data, rtol=1e-5)
+    P = np.empty(phi_t.shape, dtype=np.int32)
+    kernels.summed_p_sweep(counts, ratio, th, phi_t, m, 78, P)
+    z = (P - EP) / np.sqrt(np.maximum(EP, 1e-12))
+    assert np.abs(z[EP > 0.5]).max() < 5.5
+    assert abs(P.sum() - m * counts.data.sum()) < 5 * np.sqrt(m * counts.data.sum())
+
+
+def test_summed_kernels_do_not_depend_on_thread_count():
+    counts, theta, phi_t = _problem(4, n_docs=300)
+    res = []
+    before = cpu.set_threads(None)
+    try:
+        for n in (1, before):
+            cpu.set_threads(n)
+            th = theta.copy()
+            ratio = np.empty(counts.nnz, dtype=np.float32)
+            P = np.empty(phi_t.shape, dtype=np.int32)
+            kernels.summed_t_sweeps(counts, th, phi_t, 50.0, 1.0, 0.1, [5, 6], ratio)
+            kernels.summed_p_sweep(counts, ratio, th, phi_t, 50.0, 7, P)
+            res.append((th, P))
+    finally:
+        cpu.set_threads(before)
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+
+
+def test_incnorm_matches_its_definition():
+    rng = np.random.default_rng(0)
+    phi_t = rng.dirichlet(np.full(50, 0.5), size=6).T.astype(np.float32).copy()
+    P = rng.poisson(3.0, size=phi_t.shape).astype(np.int32)
+    row_total = np.full(6, 40.0, dtype=np.float32)
+    s, beta, rho = 2.0, 0.1, 0.3
+    hat = P / s + beta
+    rt = (1 - rho) * 40.0 + rho * hat.sum(axis=0)
+    want = (1 - rho) * phi_t + rho * hat / rt
+    want /= want.sum(axis=0)
+    got_phi, got_rt = kernels.incnorm(phi_t.copy(), P, row_total, s, beta, rho)
+    np.testing.assert_allclose(got_rt, rt, rtol=1e-6)
+    np.testing.assert_allclose(got_phi, want, rtol=1e-5)
+    np.testing.assert_allclose(got_phi.sum(axis=0), 1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_rates_raise_instead_of_hanging(bad):
+    counts, theta, phi_t = _problem()
+    phi_t = phi_t.copy()
+    phi_t[3, 2] = bad
+    mu = np.ones(counts.nnz, dtype=np.float32)
+    T = np.empty(theta.shape, dtype=np.int32)
+    with pytest.raises(ValueError, match=r"topic_word contains NaN or infinite values: refusing"):
+        kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu,
+                                  5.0, 1, T)
+    with pytest.raises(ValueError, match=r"topic_word contains NaN or infinite values"):
+        kernels.summed_t_sweeps(counts, theta.copy(), phi_t, 5.0, 1.0, 0.1, [1],
+                                np.empty(counts.nnz, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"lam contains NaN or infinite values"):
+        kernels.poisson(np.array([1.0, np.nan]), 3)
+    # and the per-element sampler itself returns (0) instead of looping on a NaN rate
+    assert cpu.poisson_draws(np.array([np.nan, np.inf, -1.0]), np.uint64(1)).tolist() == [0, 0, 0]
+
+
+def test_nan_in_model_state_raises_from_the_estimator():
+    from same.sampler import SameLDA
+
+    counts, _, _ = _problem()
+    model = SameLDA(n_topics=3, n_samples=5, max_iter=1, random_state=0).fit(counts)
+    model._state.topic_word_t[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        model.partial_fit(counts)

@@ -49,9 +49,12 @@ def test_recovers_known_topics(syn, m, prior_scale, sampler):
 
 
 def test_samplers_agree_in_distribution(syn):
-    """One minibatch step from the same φ (same.algorithm.minibatch_step): the mean of φ over
-    stream keys is the same for the per-nonzero and the summed sampler (both are exact; 12 keys
-    each, tolerance 5 standard errors of the difference, per entry with mean > 0.01)."""
+    """One minibatch step from the same φ (same.algorithm.minibatch_step): the means over
+    stream keys of φ and of the carried θ (keep_doc_topic) are the same for the per-nonzero and
+    the summed sampler (12 keys each; per entry with mean above a floor, |z| < 6 standard
+    errors of the difference: z is about t with 22 degrees of freedom, P(|t| > 6) ≈ 5e-6, so
+    over the ≈ 3,750 entries a false alarm has probability ≈ 2%; and the mean |z| below 1.2,
+    that of |N(0,1)| being 0.8)."""
     from dataclasses import replace
 
     from same import algorithm
@@ -60,23 +63,26 @@ def test_samplers_agree_in_distribution(syn):
     start = algorithm.init_state(word_counts, K, seed=0)  # same φ init for every draw
     block = syn.counts.astype(np.float32)
 
-    def phis(sampler):
+    def draws(sampler):
         settings = algorithm.StepSettings(
             n_samples=3.0, prior_scale=1.0, doc_topic_prior=0.1, topic_word_prior=0.1,
-            n_inner=3, sampler=sampler, learning_rate=lambda step, seen, first: 0.5)
-        out = []
+            n_inner=3, sampler=sampler, learning_rate=lambda step, seen, first: 0.5,
+            keep_doc_topic=True)
+        phi, theta = [], []
         for key in range(12):  # ... but a different random stream per draw
-            state, _, _ = algorithm.minibatch_step(replace(start, key=key + 1000), block,
-                                                   settings)
-            out.append(state.topic_word.astype(np.float64))
-        return np.stack(out)
+            state, th, _ = algorithm.minibatch_step(replace(start, key=key + 1000), block,
+                                                    settings)
+            phi.append(state.topic_word_t.T.astype(np.float64))
+            theta.append(th.astype(np.float64))
+        return np.stack(phi), np.stack(theta)
 
-    a, b = phis("nonzero"), phis("summed")
-    se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
-    big = (a.mean(axis=0) > 0.01) & (se > 0)
-    z = (a.mean(axis=0) - b.mean(axis=0))[big] / se[big]
-    assert np.abs(z).max() < 5
-    assert np.abs(z).mean() < 1.2  # |N(0,1)| has mean 0.8
+    for a, b, floor in zip(draws("nonzero"), draws("summed"), (0.01, 0.5)):
+        se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
+        big = (a.mean(axis=0) > floor) & (se > 0)
+        z = (a.mean(axis=0) - b.mean(axis=0))[big] / se[big]
+        assert big.sum() > 100
+        assert np.abs(z).max() < 6
+        assert np.abs(z).mean() < 1.2
 
 
 def test_minibatch_step_is_pure_and_counts_calls(syn):
@@ -86,18 +92,18 @@ def test_minibatch_step_is_pure_and_counts_calls(syn):
 
     word_counts = np.asarray(syn.counts.sum(axis=0), dtype=np.float64).ravel()
     state = algorithm.init_state(word_counts, K, seed=3)
-    phi0 = state.topic_word.copy()
+    phi0 = state.topic_word_t.copy()
     settings = algorithm.StepSettings(
         n_samples=5.0, prior_scale=1.0, doc_topic_prior=0.1, topic_word_prior=0.1, n_inner=4,
         sampler="nonzero", learning_rate=lambda step, seen, first: 0.99)
     block = syn.counts[:100].astype(np.float32)
     a, theta, rho = algorithm.minibatch_step(state, block, settings)
     b, _, _ = algorithm.minibatch_step(state, block, settings)
-    np.testing.assert_array_equal(state.topic_word, phi0)
+    np.testing.assert_array_equal(state.topic_word_t, phi0)
     assert (a.n_calls, a.n_steps, a.n_docs_seen, a.first_docs) == (4, 1, 100, 100)
     assert rho == 0.99 and theta.shape == (100, K)
-    np.testing.assert_array_equal(a.topic_word, b.topic_word)
-    np.testing.assert_allclose(a.topic_word.sum(axis=1), 1, rtol=1e-5)
+    np.testing.assert_array_equal(a.topic_word_t, b.topic_word_t)
+    np.testing.assert_allclose(a.topic_word_t.sum(axis=0), 1, rtol=1e-5)
 
 
 def test_larger_m_gives_lower_variance_across_seeds(syn):
@@ -205,13 +211,75 @@ def test_partial_fit_equals_fit_for_one_pass(syn):
 
 
 def test_keep_doc_topic_carries_theta(syn):
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=2, keep_doc_topic=True,
-                    random_state=0).fit(syn.counts)
+    model = SameLDA(n_topics=K, n_samples=10, max_iter=2, random_state=0).fit(syn.counts)
+    assert model.keep_doc_topic  # BIDMach 2014 default (putBack = 1)
     assert model.doc_topic_.shape == (600, K)
     assert not np.allclose(model.doc_topic_, 1.0)
-    other = SameLDA(n_topics=K, n_samples=10, max_iter=2, random_state=0).fit(syn.counts)
+    other = SameLDA(n_topics=K, n_samples=10, max_iter=2, keep_doc_topic=False,
+                    random_state=0).fit(syn.counts)
     assert other.doc_topic_ is None
     assert np.abs(model.topic_word_ - other.topic_word_).max() > 0
+
+
+@pytest.mark.parametrize("sampler", ["nonzero", "summed"])
+def test_bidmach_default_theta_starts_at_one_then_is_carried(syn, sampler):
+    """BIDMach LDAgibbs (2014, putBack = 1): θ = 1 for every document in the first pass, then
+    each document starts from its own θ of the previous pass. Rebuilt here from
+    same.algorithm.minibatch_step and compared bit for bit with the estimator."""
+    from same import algorithm
+    from same.params import step_settings
+
+    X = syn.counts
+    model = SameLDA(n_topics=K, n_samples=7, max_iter=2, batch_size=200, sampler=sampler,
+                    random_state=5)
+    phis = [model.topic_word_.copy() for _ in model.iter_fit(X)]
+    word_counts = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+    state = algorithm.init_state(word_counts, K, seed=5)
+    theta = np.ones((600, K), dtype=np.float32)
+    for p in range(2):
+        for a in range(0, 600, 200):
+            block = X[a:a + 200].astype(np.float32)
+            settings = step_settings(model, 7.0, float(block.sum()), float(X.sum()))
+            start = None if p == 0 else theta[a:a + 200].copy()
+            if p == 0:
+                np.testing.assert_array_equal(theta[a:a + 200], 1.0)
+            state, th, _ = algorithm.minibatch_step(state, block, settings, start)
+            theta[a:a + 200] = th
+        phi = state.topic_word_t.T.astype(np.float64)
+        np.testing.assert_array_equal(phi / phi.sum(axis=1, keepdims=True), phis[p])
+    np.testing.assert_array_equal(model.doc_topic_, theta)
+
+
+def test_shuffle_is_one_seeded_order(syn):
+    X = syn.counts
+    a = SameLDA(n_topics=K, n_samples=5, max_iter=2, shuffle=True, random_state=4).fit(X)
+    order = np.random.default_rng(4 ^ 0x5EED).permutation(600)
+    b = SameLDA(n_topics=K, n_samples=5, max_iter=2, random_state=4).fit(X[order])
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    np.testing.assert_array_equal(a.doc_topic_[order], b.doc_topic_)  # rows in corpus order
+    c = SameLDA(n_topics=K, n_samples=5, max_iter=2, random_state=4).fit(X)
+    assert np.abs(a.topic_word_ - c.topic_word_).max() > 1e-4
+
+
+def test_paper_prior_scale_scales_beta_to_the_minibatch_share():
+    from same.params import step_settings
+
+    est = SameLDA(n_samples=50, topic_word_prior=0.2, prior_scale="paper")
+    st = step_settings(est, 50.0, tokens=1000.0, corpus_tokens=20000.0)
+    assert st.prior_scale == 50.0 and st.topic_word_prior == pytest.approx(0.2 / 20)
+    old = step_settings(est.set_params(prior_scale="paper_unscaled"), 50.0, 1000.0, 20000.0)
+    assert old.prior_scale == 50.0 and old.topic_word_prior == 0.2
+    bid = step_settings(est.set_params(prior_scale="bidmach"), 50.0, 1000.0, 20000.0)
+    assert bid.prior_scale == 1.0 and bid.topic_word_prior == 0.2
+    with pytest.raises(ValueError, match=r"prior_scale='paper' scales β .* pass corpus_tokens"):
+        SameLDA(n_topics=2, prior_scale="paper").partial_fit(X_OK)
+
+
+def test_counts_that_could_overflow_int32_are_refused():
+    X = sp.csr_matrix(np.array([[5_000_000, 1], [3, 4]]))
+    with pytest.raises(ValueError, match=r"n_samples=500 is too large for int32 counts: a word "
+                                         r"occurs 5e\+06 times in one minibatch"):
+        SameLDA(n_topics=2, n_samples=500).fit(X)
 
 
 @pytest.mark.parametrize("schedule", ["linear", "log", "invlinear"])

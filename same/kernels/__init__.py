@@ -1,23 +1,29 @@
 """Backend dispatch for the hot steps.
 
-``sddmm`` and ``sample_accumulate`` take arrays of one backend (NumPy or
-CuPy) and route them to that backend's fused kernel: numba on CPU
-(:mod:`same.kernels.cpu`), CUDA sources on GPU (:mod:`same.kernels.cuda`).
-Importing this module never initialises CUDA.
+Each function takes arrays of one backend (NumPy or CuPy) and routes them to that
+backend's kernel: numba on CPU (:mod:`same.kernels.cpu`, per-element code in
+:mod:`same.kernels.elements`), CUDA on GPU (:mod:`same.kernels.cuda`, or CuPy array
+expressions where no custom kernel is needed).  Importing this module never
+initialises CUDA.  Counts T and P are int32 throughout: exact up to 2^31 − 1 per cell,
+i.e. as long as m × (occurrences of one word in one minibatch) stays well below 2^31
+(PubMed, m = 100: about 4·10^7 for its most frequent word in a 1/20 minibatch).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..backend import array_module
+
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
 #: categorically; above it they are drawn one by one. Both are exact; the threshold only
 #: sets the speed (1.0 was fastest on KOS, K=64, m=100, among 0.5 … 32).
 POOL = 1.0
 
-from ..backend import array_module
+__all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
+           "incnorm", "check_finite", "POOL"]
 
-__all__ = ["sddmm", "sample_accumulate", "poisson"]
+_WORKSPACE: dict = {}  # reusable per-range P buffers of the CPU sweep, by shape
 
 
 def _check(name, a, ndim, dtype_kind=None):
@@ -25,6 +31,21 @@ def _check(name, a, ndim, dtype_kind=None):
         raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
     if dtype_kind is not None and a.dtype.kind not in dtype_kind:
         raise ValueError(f"{name} has dtype {a.dtype}, expected kind {dtype_kind!r}")
+
+
+def check_finite(**arrays) -> None:
+    """Refuse NaN or infinite rates before sampling (a NaN λ would never leave PTRS).
+
+    Raises
+    ------
+    ValueError
+        Naming the first array that holds a NaN or an infinity.
+    """
+    for name, a in arrays.items():
+        xp = array_module(a)
+        if not bool(xp.isfinite(a).all()):
+            raise ValueError(f"{name} contains NaN or infinite values: refusing to sample "
+                             "(the model state is corrupt; check the input counts and priors)")
 
 
 def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
@@ -72,6 +93,18 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
     return cuda_sddmm(indptr, indices, doc_topic, topic_word_t, out)
 
 
+def _cpu_buffers(n_ranges: int, shape: tuple, accumulate: bool) -> np.ndarray:
+    """Per-range int32 P buffers, allocated once per shape and reused (zeroed here)."""
+    key = (n_ranges,) + (shape if accumulate else (1, shape[1]))
+    buf = _WORKSPACE.get(key)
+    if buf is None:
+        _WORKSPACE.clear()  # one shape at a time: a new minibatch shape replaces the old
+        buf = _WORKSPACE[key] = np.zeros(key, dtype=np.int32)
+    elif accumulate:
+        buf.fill(0)
+    return buf
+
+
 def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples: float,
                       key: int, doc_topic_out, topic_word_out=None):
     """Factored SAME Poisson sweep with accumulation (paper Alg. 3 lines 4–11).
@@ -86,49 +119,63 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     doc_topic : (D, K) θ; topic_word_t : (W, K) φᵀ; mu : (nnz,) from :func:`sddmm`
     n_samples : float, m > 0 (may be fractional)
     key : int, 64-bit stream key; must differ between calls
-    doc_topic_out : (D, K) float array, overwritten
-    topic_word_out : (W, K) float array or None, overwritten when given
+    doc_topic_out : (D, K) int32 array, overwritten
+    topic_word_out : (W, K) int32 array or None, overwritten when given
 
     Raises
     ------
     ValueError
-        Mismatched shapes, or m ≤ 0.
+        Mismatched shapes or dtypes, m ≤ 0, or NaN/inf in θ, φ or μ.
     """
     _check("indptr", indptr, 1, "iu")
     _check("doc_topic", doc_topic, 2, "f")
+    _check("doc_topic_out", doc_topic_out, 2, "i")
     n_docs, n_topics = doc_topic.shape
     if doc_topic_out.shape != (n_docs, n_topics):
         raise ValueError(f"doc_topic_out must have shape {(n_docs, n_topics)}, "
                          f"got {doc_topic_out.shape}")
-    if topic_word_out is not None and topic_word_out.shape != topic_word_t.shape:
-        raise ValueError(f"topic_word_out must have shape {topic_word_t.shape}, "
-                         f"got {topic_word_out.shape}")
+    if topic_word_out is not None and (topic_word_out.shape != topic_word_t.shape
+                                       or topic_word_out.dtype.kind != "i"):
+        raise ValueError(f"topic_word_out must be an integer array of shape "
+                         f"{topic_word_t.shape}, got {topic_word_out.dtype} {topic_word_out.shape}")
     if mu.shape != indices.shape or data.shape != indices.shape:
         raise ValueError("mu, data and indices must have one entry per nonzero")
-    if not n_samples > 0:
-        raise ValueError(f"n_samples must be > 0, got {n_samples!r}")
+    if not n_samples > 0 or not np.isfinite(n_samples):
+        raise ValueError(f"n_samples must be a positive finite number, got {n_samples!r}")
+    check_finite(doc_topic=doc_topic, topic_word=topic_word_t, mu=mu)
     xp = array_module(doc_topic)
     key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
-    if xp is np:
-        from . import cpu
+    if xp is not np:
+        return _gpu_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
+                           doc_topic_out, topic_word_out)
+    from . import cpu
 
-        n_ranges = max(1, min(cpu.set_threads(None), n_docs))
-        bounds = cpu.doc_ranges(np.asarray(indptr), n_ranges)
-        accumulate = topic_word_out is not None
-        local = np.zeros((n_ranges if accumulate else 1,) + (topic_word_t.shape if accumulate
-                                                              else (1, 1)),
-                         dtype=doc_topic_out.dtype)
-        doc_topic_out[...] = 0
-        cpu.sample_accumulate_csr(indptr, indices, data, doc_topic, topic_word_t, mu,
-                                  float(n_samples), key, bounds, doc_topic_out, local, accumulate,
-                                  POOL)
-        if accumulate:
-            np.sum(local, axis=0, out=topic_word_out)
-        return doc_topic_out, topic_word_out
+    n_ranges = max(1, min(cpu.set_threads(None), n_docs))
+    bounds = cpu.doc_ranges(np.asarray(indptr), n_ranges)
+    accumulate = topic_word_out is not None
+    local = _cpu_buffers(n_ranges, topic_word_t.shape, accumulate)
+    doc_topic_out[...] = 0
+    cpu.sample_accumulate_csr(indptr, indices, data, doc_topic, topic_word_t, mu,
+                              float(n_samples), key, bounds, doc_topic_out, local, accumulate,
+                              POOL)
+    if accumulate:
+        np.sum(local, axis=0, out=topic_word_out)
+    return doc_topic_out, topic_word_out
+
+
+def _gpu_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
+                doc_topic_out, topic_word_out):
+    """The CUDA sweep accumulates float32; its counts are copied into the int32 outputs."""
     from .cuda import sample_accumulate as cuda_sample
 
-    return cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
-                       doc_topic_out, topic_word_out)
+    xp = array_module(doc_topic)
+    t = xp.zeros(doc_topic_out.shape, dtype=xp.float32)
+    p = None if topic_word_out is None else xp.zeros(topic_word_out.shape, dtype=xp.float32)
+    cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key, t, p)
+    doc_topic_out[...] = t
+    if p is not None:
+        topic_word_out[...] = p
+    return doc_topic_out, topic_word_out
 
 
 def poisson(lam, key: int, out=None):
@@ -138,18 +185,19 @@ def poisson(lam, key: int, out=None):
     ----------
     lam : float array (any shape, C-contiguous), rates ≥ 0
     key : int, 64-bit stream key; must differ between calls
-    out : float array of lam's shape, optional
+    out : array of lam's shape (int32 for counts), optional
 
     Raises
     ------
     ValueError
-        ``out`` of another shape.
+        ``out`` of another shape, or NaN/inf rates.
     """
     xp = array_module(lam)
     if out is None:
-        out = xp.empty_like(lam)
+        out = xp.empty(lam.shape, dtype=xp.int32)
     if out.shape != lam.shape:
         raise ValueError(f"out has shape {out.shape}, lam has {lam.shape}")
+    check_finite(lam=lam)
     key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
     if xp is np:
         from .cpu import poisson_dense
@@ -157,4 +205,98 @@ def poisson(lam, key: int, out=None):
         return poisson_dense(np.ascontiguousarray(lam), key, out)
     from .cuda import poisson as cuda_poisson
 
-    return cuda_poisson(lam, key, out)
+    tmp = xp.empty(lam.shape, dtype=xp.float32)
+    cuda_poisson(xp.ascontiguousarray(lam, dtype=xp.float32), key, tmp)
+    out[...] = tmp
+    return out
+
+
+def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
+                    doc_topic_prior: float, keys, ratio_out):
+    """The summed sampler's T sweeps (one per key), θ updated in place; then c/μ per nonzero.
+
+    Per sweep: T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw), θ ← T/s + α; finally
+    ``ratio_out[j] = c_j / μ_j`` with the last θ.  CPU: one fused kernel
+    (:func:`same.kernels.cpu.summed_t_sweeps_csr`, small rates pooled); GPU: CuPy sparse
+    products and :func:`poisson` per sweep (equal in distribution, other counters until the
+    GPU kernels share the CPU's per-element code).
+
+    Raises
+    ------
+    ValueError
+        NaN/inf in θ or φ.
+    """
+    check_finite(doc_topic=theta, topic_word=phi_t)
+    xp = array_module(theta)
+    keys = np.asarray([int(k) & 0xFFFFFFFFFFFFFFFF for k in keys], dtype=np.uint64)
+    if xp is np:
+        from .cpu import summed_t_sweeps_csr
+
+        summed_t_sweeps_csr(block.indptr, block.indices, block.data, theta, phi_t,
+                            float(n_samples), float(prior_scale), float(doc_topic_prior), keys,
+                            ratio_out, POOL)
+        return theta, ratio_out
+    from ..backend import sparse_module
+
+    dt = theta.dtype.type
+    T = xp.empty(theta.shape, dtype=xp.int32)
+    for key in list(keys) + [None]:
+        mu = sddmm(block.indptr, block.indices, theta, phi_t)
+        ratio_out[...] = block.data / xp.maximum(mu, dt(1e-30))
+        if key is None:
+            break
+        ratio = sparse_module(xp).csr_matrix((ratio_out, block.indices, block.indptr),
+                                             shape=block.shape)
+        poisson(xp.ascontiguousarray(dt(n_samples) * theta * (ratio @ phi_t)), int(key), out=T)
+        theta[...] = T / dt(prior_scale) + dt(doc_topic_prior)
+    return theta, ratio_out
+
+
+def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out):
+    """The summed sampler's P sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
+
+    ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`); counter (w·K + k)·2^20.
+    p_out : (W, K) int32, overwritten.  CPU: word-major kernel over the block's CSC order
+    (no atomics); GPU: a CuPy sparse product and :func:`poisson`.
+    """
+    check_finite(doc_topic=theta, topic_word=phi_t)
+    xp = array_module(theta)
+    if xp is np:
+        from . import cpu
+
+        n_words = phi_t.shape[0]
+        col_ptr = np.empty(n_words + 1, dtype=np.int64)
+        col_doc = np.empty(block.indices.shape[0], dtype=np.int64)
+        col_nz = np.empty_like(col_doc)
+        cpu.word_order(block.indptr, block.indices, n_words, col_ptr, col_doc, col_nz)
+        counts = np.bincount(block.indices, weights=block.data, minlength=n_words)
+        cpu.summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t,
+                               float(n_samples), np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF), p_out,
+                               POOL)
+        return p_out
+    from ..backend import sparse_module
+
+    r = sparse_module(xp).csr_matrix((ratio, block.indices, block.indptr), shape=block.shape)
+    lam = theta.dtype.type(n_samples) * phi_t * (r.T @ theta)
+    return poisson(xp.ascontiguousarray(lam), key, out=p_out)
+
+
+def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, rho: float):
+    """IncNorm blend of φ̂ = P/s + β into φᵀ, in place (BIDMach ``updaters/IncNorm.scala``).
+
+    phi_t : (W, K) float32 φᵀ; p_t : (W, K) int32 Pᵀ; row_total : (K,) float32 moving average of
+    φ̂'s row totals, updated in place.  Returns (phi_t, row_total).
+    """
+    xp = array_module(phi_t)
+    if xp is np:
+        from .cpu import incnorm_t
+
+        incnorm_t(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),
+                  float(rho))
+        return phi_t, row_total
+    dt = phi_t.dtype.type
+    hat = p_t / dt(prior_scale) + dt(topic_word_prior)
+    row_total[...] = (1 - rho) * row_total + rho * hat.sum(axis=0)
+    phi_t[...] = (1 - rho) * phi_t + rho * hat / row_total[None, :]
+    phi_t /= phi_t.sum(axis=0, keepdims=True)
+    return phi_t, row_total

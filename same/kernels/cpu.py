@@ -1,98 +1,29 @@
-"""CPU kernels (numba) for the two hot steps of SAME Gibbs LDA.
+"""CPU kernels (numba) for the hot steps of SAME Gibbs LDA.
 
-Both loop over the nonzeros of a CSR block of documents, parallel over
-contiguous document ranges (``prange`` over ranges, one per thread), and
-never build an nnz × K temporary.
-
-Random numbers come from a counter-based generator: the uniform for
-(nonzero j, slot k, attempt r) of one call is ``splitmix64(key + ctr·γ)`` with
-``ctr = (j·(K+1) + k)·2^20 + r`` and ``key`` fresh for every call (derived from the
-estimator's seed and a call counter).  Results therefore do not depend on the
-number of threads, and no random stream is ever reused across calls (unlike
-BIDMach, which reset its GPU generator with the same seed on every call).
+All loop over the nonzeros of a CSR block of documents, parallel over documents
+(or words), and never build an nnz × K temporary.  The per-element code
+(uniforms, Poisson draws, the draws of one nonzero) lives in
+:mod:`same.kernels.elements` and in the ``@njit`` helpers here, which the CUDA
+kernels can call too.  Counts (T, P) are int32: exact, so sums over threads do not
+depend on how documents are split among them (float32 would lose integers above
+2^24 per cell).  Rates and row totals are computed in float64; φ and θ are stored
+as float32.
 """
 
 from __future__ import annotations
-
-import math
 
 import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["sddmm_csr", "sample_accumulate_csr", "poisson_dense", "poisson_draws", "uniform_draws", "set_threads",
-           "doc_ranges"]
+from .elements import CAT_SALT, element_counter, poisson, uniform
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S11, _S20 = (np.uint64(s) for s in (30, 27, 31, 11, 20))
-#: Second stream (category choices of pooled events) is keyed by key ^ _CAT_SALT.
-_CAT_SALT = np.uint64(0xD1B54A32D192ED03)
-_TWO_M53 = 2.0 ** -53
-#: λ below which Poisson draws use inversion (above: PTRS, Hörmann 1993, as NumPy).
-_INVERSION_MAX = 10.0
-_RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
+__all__ = ["sddmm_csr", "sample_accumulate_csr", "summed_t_sweeps_csr", "summed_p_sweep_csr",
+           "word_order", "incnorm_t", "poisson_dense", "poisson_draws", "uniform_draws",
+           "set_threads", "doc_ranges"]
+
 #: Bound on log2(K) used to choose between binary search and a guide table.
 _LOG2_TOPICS_BOUND = 8
-
-
-@njit(inline="always", cache=True)
-def _mix64(z):  # pragma: no cover - compiled
-    """SplitMix64 finaliser (Steele, Lea, Flood 2014); uint64 → uint64."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@njit(inline="always", cache=True)
-def _uniform(key, ctr):  # pragma: no cover - compiled
-    """Uniform in (0, 1) with 53 random bits, for counter ``ctr`` of stream ``key``."""
-    x = _mix64(key + ctr * _GOLDEN)
-    return (np.float64(np.int64(x >> _S11)) + 0.5) * _TWO_M53
-
-
-@njit(inline="always", cache=True)
-def _poisson(lam, key, base):  # pragma: no cover - compiled
-    """Exact Poisson(λ) draw using the uniforms at counters base, base+1, ...
-
-    λ < 10: inversion from one uniform; when u < 1 − λ (≤ e^−λ = P(0)) the
-    draw is 0 without evaluating exp: the common case for the small λ of a
-    trained model.  λ ≥ 10: PTRS transformed rejection (as NumPy).
-    """
-    if lam <= 0.0:
-        return 0
-    if lam < _INVERSION_MAX:
-        u = _uniform(key, base)
-        if u < 1.0 - lam:
-            return 0
-        p = math.exp(-lam)
-        cdf = p
-        k = 0
-        while u > cdf and p > 0.0:
-            k += 1
-            p *= lam * _RECIP[k] if k < 64 else lam / k
-            cdf += p
-        return k
-    slam = math.sqrt(lam)
-    b = 0.931 + 2.53 * slam
-    a = -0.059 + 0.02483 * b
-    invalpha = 1.1239 + 1.1328 / (b - 3.4)
-    vr = 0.9277 - 3.6224 / (b - 2.0)
-    r = np.uint64(0)
-    while True:
-        uu = _uniform(key, base + r) - 0.5
-        v = _uniform(key, base + r + np.uint64(1))
-        r += np.uint64(2)
-        us = 0.5 - abs(uu)
-        k = math.floor((2.0 * a / us + b) * uu + lam + 0.43)
-        if us >= 0.07 and v <= vr:
-            return int(k)
-        if k < 0 or (us < 0.013 and v > us):
-            continue
-        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                <= -lam + k * math.log(lam) - math.lgamma(k + 1.0)):
-            return int(k)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -114,110 +45,268 @@ def sddmm_csr(indptr, indices, theta, phi_t, out):  # pragma: no cover - compile
     return out
 
 
+@njit(inline="always", cache=True)
+def _categorical(x, cum, n_topics):  # pragma: no cover - compiled
+    """First k with cum[k] > x (binary search over prefix sums)."""
+    lo, hi = 0, n_topics - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(inline="always", cache=True)
+def _split_pooled(n, pooled, cum, guide, cat_key, ctr, t_row, p_row, accumulate):  # pragma: no cover
+    """Assign ``n`` pooled events to topics with probability ∝ their λ (Poisson splitting).
+
+    Few events: a binary search per event, O(n log K); many: a guide table (Chen & Asau
+    1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
+    """
+    n_topics = cum.shape[0]
+    if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
+        for e in range(n):
+            k = _categorical(uniform(cat_key, ctr + np.uint64(e)) * pooled, cum, n_topics)
+            t_row[k] += 1
+            if accumulate:
+                p_row[k] += 1
+        return
+    k = 0
+    step = pooled / n_topics
+    for i in range(n_topics):  # guide[i] = first topic whose cumulative λ exceeds i/K of it
+        while k < n_topics - 1 and cum[k] <= step * i:
+            k += 1
+        guide[i] = k
+    for e in range(n):
+        u = uniform(cat_key, ctr + np.uint64(e))
+        x = u * pooled
+        k = guide[int(u * n_topics)]
+        while k < n_topics - 1 and cum[k] <= x:
+            k += 1
+        t_row[k] += 1
+        if accumulate:
+            p_row[k] += 1
+
+
+@njit(inline="always", cache=True)
+def sample_nonzero(j, rate, scale, theta_row, phi_row, key, pool_max, cum, guide, t_row, p_row,
+                   accumulate):  # pragma: no cover - compiled
+    """The K Poisson draws of nonzero j: z_k ~ Poisson(scale · θ_k φ_k), added to T and P rows.
+
+    Exact, and cheaper than K independent draws: topics with λ_k ≥ ``pool_max`` are drawn one
+    by one (counter (j·(K+1) + k)·2^20); the rest are pooled, n ~ Poisson(Σ_small λ) (counter
+    (j·(K+1) + K)·2^20), and each event picks topic k with probability λ_k / Σ_small λ.  When
+    the whole nonzero's rate ``rate`` = m·c = Σ_k λ_k is below ``pool_max`` every topic is
+    pooled, and the pooled draw's own first uniform decides first whether anything is drawn
+    at all: u < 1 − rate (1 + 1e-6) implies u ≤ exp(−Σλ), the inversion's zero, so the K
+    multiply-adds are skipped without changing any result.
+    """
+    n_topics = theta_row.shape[0]
+    base = np.uint64(j) * np.uint64(n_topics + 1)
+    if rate < pool_max:
+        if uniform(key, element_counter(base + np.uint64(n_topics))) < 1.0 - rate * (1 + 1e-6):
+            return
+    pooled = 0.0
+    for k in range(n_topics):
+        lam = scale * theta_row[k] * phi_row[k]
+        if lam >= pool_max:
+            z = poisson(lam, key, element_counter(base + np.uint64(k)))
+            if z > 0:
+                t_row[k] += z
+                if accumulate:
+                    p_row[k] += z
+        else:
+            pooled += lam
+        cum[k] = pooled
+    if pooled <= 0.0:
+        return
+    ctr = element_counter(base + np.uint64(n_topics))
+    n = poisson(pooled, key, ctr)
+    if n > 0:
+        _split_pooled(n, pooled, cum, guide, key ^ CAT_SALT, ctr, t_row, p_row, accumulate)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, key, bounds,
-                          doc_topic_out, topic_word_out, accumulate_topic_word, pool_max):  # pragma: no cover
+                          doc_topic_out, topic_word_out, accumulate_topic_word,
+                          pool_max):  # pragma: no cover - compiled
     """Factored SAME Poisson sweep (paper Alg. 3 lines 4–11; BIDMach ``__LDA_Gibbs``).
 
     For every nonzero j = (d, w) with count c and every topic k:
-    z ~ Poisson(λ_k = m · c · θ_dk φ_kw / μ_j); T[d, k] += z; P_r[w, k] += z.
-
-    Exact, and cheaper than K independent draws: topics with λ_k ≥ ``pool_max`` are
-    drawn one by one; the rest are pooled: n ~ Poisson(Σ_small λ), and each of
-    the n events picks topic k with probability λ_k / Σ_small λ (Poisson
-    splitting), so the common case of a peaked model costs K multiply-adds,
-    one uniform and a few draws.
-
-    bounds : (n_ranges+1,) document boundaries; range r accumulates into
-    ``topic_word_out[r]`` (shape (n_ranges, W, K)), summed by the caller.
-    doc_topic_out : (D, K) zeroed by the caller.
+    z ~ Poisson(λ_k = m · c · θ_dk φ_kw / μ_j); T[d, k] += z; P_r[w, k] += z
+    (:func:`sample_nonzero`).  bounds : (n_ranges+1,) document boundaries; range r accumulates
+    into ``topic_word_out[r]`` (int32, shape (n_ranges, W, K), zeroed and summed by the
+    caller).  doc_topic_out : (D, K) int32, zeroed by the caller.
     """
     n_topics = theta.shape[1]
-    n_ranges = bounds.shape[0] - 1
-    slots = np.uint64(n_topics + 1)
-    pool_slot = np.uint64(n_topics)
-    cat_key = key ^ _CAT_SALT
-    n_guide = n_topics
-    for r in prange(n_ranges):
-        cum = np.empty(n_topics, dtype=np.float64)  # prefix sums of pooled λ
-        guide = np.empty(n_guide, dtype=np.int64)  # guide table (Chen & Asau 1974)
+    for r in prange(bounds.shape[0] - 1):
+        cum = np.empty(n_topics, dtype=np.float64)
+        guide = np.empty(n_topics, dtype=np.int64)
+        p_all = topic_word_out[r]
         for d in range(bounds[r], bounds[r + 1]):
+            t_row = doc_topic_out[d]
             for j in range(indptr[d], indptr[d + 1]):
-                w = indices[j]
                 if mu[j] <= 0.0:
                     continue
-                scale = n_samples * data[j] / mu[j]
-                base = np.uint64(j) * slots
-                pooled = 0.0
-                for k in range(n_topics):
-                    lam = scale * theta[d, k] * phi_t[w, k]
-                    if lam >= pool_max:
-                        z = _poisson(lam, key, (base + np.uint64(k)) << _S20)
-                        if z > 0:
-                            doc_topic_out[d, k] += z
-                            if accumulate_topic_word:
-                                topic_word_out[r, w, k] += z
-                    else:
-                        pooled += lam
-                    cum[k] = pooled
-                if pooled <= 0.0:
-                    continue
-                ctr = (base + pool_slot) << _S20
-                n = _poisson(pooled, key, ctr)
-                if n == 0:
-                    continue
-                if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
-                    # few events: binary search of the prefix sums per event, O(n log K)
-                    for e in range(n):
-                        x = _uniform(cat_key, ctr + np.uint64(e)) * pooled
-                        lo, hi = 0, n_topics - 1
-                        while lo < hi:  # first k with cum[k] > x
-                            mid = (lo + hi) >> 1
-                            if cum[mid] > x:
-                                hi = mid
-                            else:
-                                lo = mid + 1
-                        doc_topic_out[d, lo] += 1
-                        if accumulate_topic_word:
-                            topic_word_out[r, w, lo] += 1
-                    continue
-                # many events: guide table (Chen & Asau 1974), O(K + n);
-                # guide[i] = first topic whose cumulative pooled λ exceeds i/G of the total
-                k = 0
-                step = pooled / n_guide
-                for i in range(n_guide):
-                    x = step * i
-                    while k < n_topics - 1 and cum[k] <= x:
-                        k += 1
-                    guide[i] = k
-                for e in range(n):
-                    u = _uniform(cat_key, ctr + np.uint64(e))
-                    x = u * pooled
-                    i = int(u * n_guide)
-                    k = guide[i]
-                    while k < n_topics - 1 and cum[k] <= x:
-                        k += 1
-                    doc_topic_out[d, k] += 1
-                    if accumulate_topic_word:
-                        topic_word_out[r, w, k] += 1
+                w = indices[j]
+                sample_nonzero(j, n_samples * data[j], n_samples * data[j] / mu[j], theta[d],
+                               phi_t[w], key, pool_max, cum, guide, t_row,
+                               p_all[w if accumulate_topic_word else 0], accumulate_topic_word)
+
+
+@njit(inline="always", cache=True, fastmath={"contract", "reassoc"})
+def _dot(a, b):  # pragma: no cover - compiled
+    """Σ_k a_k b_k in the arrays' precision (float32 for θ·φ: K terms, relative error ~K·2^-24)."""
+    s = a.dtype.type(0.0)
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    return s
+
+
+@njit(inline="always", cache=True, fastmath={"contract", "reassoc"})
+def _axpy(acc, r, x):  # pragma: no cover - compiled
+    """acc += r · x."""
+    for k in range(acc.shape[0]):
+        acc[k] += r * x[k]
+
+
+@njit(parallel=True, cache=True, nogil=True, fastmath={"contract", "reassoc"})
+def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                        doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - compiled
+    """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused.
+
+    Per document d and sweep i: acc_k = Σ_w c_dw φ_kw / μ_dw (one pass over the document's
+    nonzeros, μ computed on the fly), T_dk ~ Poisson(m θ_dk acc_k) drawn by
+    :func:`sample_nonzero` as element d of key ``keys[i]`` (their total rate is exactly
+    m · tokens_d, so small rates are pooled), θ_d ← T_d / s + α in place.  A document's θ depends on its own
+    nonzeros only, so every sweep runs while they are in cache.  Finally
+    ``ratio_out[j] = c_j / μ_j`` with the last θ, for the P sweep.  μ and acc are summed in
+    the storage precision (float32: sums of at most K resp. a document's nonzeros positive
+    terms); the rate m θ acc is formed in float64.
+    """
+    n_docs = indptr.shape[0] - 1
+    n_topics = theta.shape[1]
+    for d in prange(n_docs):
+        th = theta[d]
+        acc = np.empty(n_topics, dtype=theta.dtype)
+        cum = np.empty(n_topics, dtype=np.float64)
+        guide = np.empty(n_topics, dtype=np.int64)
+        t_row = np.empty(n_topics, dtype=np.int32)
+        tokens = 0.0
+        for j in range(indptr[d], indptr[d + 1]):
+            tokens += data[j]
+        for i in range(keys.shape[0]):
+            acc[:] = 0.0
+            for j in range(indptr[d], indptr[d + 1]):
+                ph = phi_t[indices[j]]
+                _axpy(acc, data[j] / max(_dot(th, ph), 1e-30), ph)
+            t_row[:] = 0
+            sample_nonzero(d, n_samples * tokens, n_samples, th, acc, keys[i], pool_max, cum,
+                           guide, t_row, t_row, False)
+            for k in range(n_topics):
+                th[k] = t_row[k] / prior_scale + doc_topic_prior
+        for j in range(indptr[d], indptr[d + 1]):
+            ratio_out[j] = data[j] / max(_dot(th, phi_t[indices[j]]), 1e-30)
+
+
+@njit(cache=True, nogil=True)
+def word_order(indptr, indices, n_words, col_ptr, col_doc, col_nz):  # pragma: no cover
+    """Counting sort of a CSR block's nonzeros by word (its CSC order), documents ascending.
+
+    col_ptr : (W+1,) int64; col_doc, col_nz : (nnz,) int64, written in place.
+    """
+    col_ptr[:] = 0
+    for j in range(indices.shape[0]):
+        col_ptr[indices[j] + 1] += 1
+    for w in range(n_words):
+        col_ptr[w + 1] += col_ptr[w]
+    fill = col_ptr[:-1].copy()
+    for d in range(indptr.shape[0] - 1):
+        for j in range(indptr[d], indptr[d + 1]):
+            w = indices[j]
+            col_doc[fill[w]] = d
+            col_nz[fill[w]] = j
+            fill[w] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True, fastmath={"contract", "reassoc"})
+def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
+                       p_out, pool_max):  # pragma: no cover - compiled
+    """The summed sampler's last sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
+
+    Word-major over the block's CSC order (:func:`word_order`), so each word's sum runs over
+    its documents in a fixed order on one thread: no atomics, no per-thread buffers, and the
+    result does not depend on the thread count.  The K draws of word w are element w of
+    ``key`` in :func:`sample_nonzero` (their total rate is exactly m · counts[w], the word's
+    occurrences in the block, so small rates are pooled).
+    p_out : (W, K) int32, fully written (zero for words absent from the block).
+    """
+    n_topics = theta.shape[1]
+    for w in prange(col_ptr.shape[0] - 1):
+        if col_ptr[w] == col_ptr[w + 1]:
+            p_out[w, :] = 0
+            continue
+        acc = np.zeros(n_topics, dtype=theta.dtype)
+        cum = np.empty(n_topics, dtype=np.float64)
+        guide = np.empty(n_topics, dtype=np.int64)
+        for e in range(col_ptr[w], col_ptr[w + 1]):
+            _axpy(acc, ratio[col_nz[e]], theta[col_doc[e]])
+        pw = p_out[w]
+        pw[:] = 0
+        sample_nonzero(w, n_samples * counts[w], n_samples, acc, phi_t[w], key, pool_max, cum,
+                       guide, pw, pw, False)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def incnorm_t(phi_t, p_t, row_total, prior_scale, topic_word_prior, rho):  # pragma: no cover
+    """IncNorm on φᵀ in place (BIDMach ``updaters/IncNorm.scala``), fused.
+
+    φ̂_kw = P_kw / s + β; row_total_k ← (1 − ρ) row_total_k + ρ Σ_w φ̂_kw;
+    φ_kw ← (1 − ρ) φ_kw + ρ φ̂_kw / row_total_k; then each topic renormalised to sum 1.
+    phi_t, p_t : (W, K) (float32, int32); row_total : (K,) float32, updated in place.
+    Row sums in float64 (Σ_w P is an exact integer sum).
+    """
+    n_words, n_topics = phi_t.shape
+    p_sum = np.zeros(n_topics, dtype=np.int64)
+    for w in range(n_words):  # column sums, exact
+        for k in range(n_topics):
+            p_sum[k] += p_t[w, k]
+    total = np.empty(n_topics, dtype=np.float64)
+    for k in range(n_topics):
+        hat = p_sum[k] / prior_scale + n_words * topic_word_prior
+        total[k] = (1.0 - rho) * np.float64(row_total[k]) + rho * hat
+        row_total[k] = total[k]
+    for w in prange(n_words):
+        for k in range(n_topics):
+            phi_t[w, k] = ((1.0 - rho) * phi_t[w, k]
+                           + rho * (p_t[w, k] / prior_scale + topic_word_prior) / total[k])
+    new_sum = np.zeros(n_topics, dtype=np.float64)
+    for w in range(n_words):
+        for k in range(n_topics):
+            new_sum[k] += phi_t[w, k]
+    for w in prange(n_words):
+        for k in range(n_topics):
+            phi_t[w, k] = phi_t[w, k] / new_sum[k]
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def poisson_dense(lam, key, out):  # pragma: no cover - compiled
-    """out.flat[i] ~ Poisson(lam.flat[i]) from counter i of stream ``key`` (C-contiguous)."""
+    """out.flat[i] ~ Poisson(lam.flat[i]) from counter i·2^20 of stream ``key`` (C-contiguous)."""
     flat_lam = lam.ravel()
     flat_out = out.ravel()
     for i in prange(flat_lam.shape[0]):
-        flat_out[i] = _poisson(flat_lam[i], key, np.uint64(i) << _S20)
+        flat_out[i] = poisson(flat_lam[i], key, element_counter(i))
     return out
 
 
 @njit(cache=True)
 def poisson_draws(lam, key):  # pragma: no cover - compiled
-    """Draw Poisson(lam[i]) with the kernel's generator (counter i); for tests."""
+    """Draw Poisson(lam[i]) with the kernels' generator (counter i); for tests."""
     out = np.empty(lam.shape[0], dtype=np.int64)
     for i in range(lam.shape[0]):
-        out[i] = _poisson(lam[i], key, np.uint64(i) << _S20)
+        out[i] = poisson(lam[i], key, element_counter(i))
     return out
 
 
@@ -226,7 +315,7 @@ def uniform_draws(n, key):  # pragma: no cover - compiled
     """n uniforms from counters 0..n-1 of stream ``key``; for tests."""
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
-        out[i] = _uniform(key, np.uint64(i))
+        out[i] = uniform(key, np.uint64(i))
     return out
 
 

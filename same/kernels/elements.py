@@ -1,0 +1,115 @@
+"""Per-element code shared by every sampling kernel: counter-based uniforms and exact Poisson
+draws.  Plain ``@numba.njit`` functions, so the CPU kernels (``prange``) and the CUDA kernels
+(numba-cuda compiles plain njit callees for the device) call the same source.
+
+Random numbers come from a counter-based generator: the uniform for counter ``ctr`` of stream
+``key`` is ``splitmix64(key + ctr·γ)``.  Every sampling call gets a fresh key (derived from the
+estimator's seed and a call counter, :func:`same.algorithm.next_key`), and each element of a
+call its own counters, so results do not depend on the number of threads, and no random stream
+is ever reused across calls (unlike BIDMach, which reset its GPU generator with the same seed on
+every call).  Counter layout: element i of a call owns the counters ``i·2^20 + r``,
+r = 0, 1, … (attempts of a rejection sampler).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["mix64", "uniform", "poisson", "element_counter", "INVERSION_MAX", "CAT_SALT"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11, _S20 = (np.uint64(s) for s in (30, 27, 31, 11, 20))
+#: Second stream (category choices of pooled events) is keyed by key ^ CAT_SALT.
+CAT_SALT = np.uint64(0xD1B54A32D192ED03)
+_TWO_M53 = 2.0 ** -53
+#: λ below which Poisson draws use inversion (above: PTRS, Hörmann 1993, as NumPy).
+INVERSION_MAX = 10.0
+_RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
+#: Bound on log2(K) used to choose between binary search and a guide table.
+_LOG2_TOPICS_BOUND = 8
+
+
+@njit(inline="always", cache=True)
+def mix64(z):  # pragma: no cover - compiled
+    """SplitMix64 finaliser (Steele, Lea, Flood 2014); uint64 → uint64."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(inline="always", cache=True)
+def uniform(key, ctr):  # pragma: no cover - compiled
+    """Uniform in (0, 1) with 53 random bits, for counter ``ctr`` of stream ``key``."""
+    x = mix64(key + ctr * _GOLDEN)
+    return (np.float64(np.int64(x >> _S11)) + 0.5) * _TWO_M53
+
+
+@njit(cache=True)
+def _inversion(lam, u):  # pragma: no cover - compiled
+    """Poisson(λ) by inversion of the CDF at uniform u (λ < 10)."""
+    p = math.exp(-lam)
+    cdf = p
+    k = 0
+    while u > cdf and p > 0.0:
+        k += 1
+        p *= lam * _RECIP[k] if k < 64 else lam / k
+        cdf += p
+    return k
+
+
+@njit(cache=True)
+def _ptrs(lam, key, base):  # pragma: no cover - compiled
+    """Poisson(λ) by PTRS transformed rejection (Hörmann 1993, as NumPy), λ ≥ 10.
+
+    Non-finite λ returns 0 (callers reject it before sampling; this only prevents a hang).
+    """
+    if not lam < math.inf:
+        return 0
+    slam = math.sqrt(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    invalpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    r = np.uint64(0)
+    while True:
+        uu = uniform(key, base + r) - 0.5
+        v = uniform(key, base + r + np.uint64(1))
+        r += np.uint64(2)
+        us = 0.5 - abs(uu)
+        k = math.floor((2.0 * a / us + b) * uu + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return int(k)
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                <= -lam + k * math.log(lam) - math.lgamma(k + 1.0)):
+            return int(k)
+
+
+@njit(inline="always", cache=True)
+def poisson(lam, key, base):  # pragma: no cover - compiled
+    """Exact Poisson(λ) draw using the uniforms at counters base, base+1, ...
+
+    λ < 10: inversion from one uniform; when u < 1 − λ (≤ e^−λ = P(0)) the draw is 0
+    without evaluating exp: the common case for the small λ of a trained model, kept inline;
+    the rest are calls.  λ ≥ 10: PTRS transformed rejection (as NumPy).  λ ≤ 0 and NaN give 0.
+    """
+    if lam < INVERSION_MAX:
+        if not lam > 0.0:
+            return 0
+        u = uniform(key, base)
+        if u < 1.0 - lam:
+            return 0
+        return _inversion(lam, u)
+    return _ptrs(lam, key, base)
+
+
+@njit(inline="always", cache=True)
+def element_counter(i):  # pragma: no cover - compiled
+    """First counter owned by element i of a call (i·2^20)."""
+    return np.uint64(i) << _S20
