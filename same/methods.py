@@ -46,7 +46,7 @@ def _same(X, spec, points) -> Checkpoints:
                 "pass": info["pass"], "iteration": info["step"],
                 "samples_per_word": info["samples_per_word"],
                 "train_seconds": info["train_seconds"], "tokens_seen": info["tokens_seen"],
-                "native_score": None}
+                "native_score": None, "compile_seconds": model.compile_seconds_}
 
 
 def _cgs(X, spec, points) -> Checkpoints:

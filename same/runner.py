@@ -5,7 +5,7 @@ checkpoints, scores each with the shared evaluator (:func:`same.evaluate.evaluat
 and writes into ``out_dir`` (by convention ``results/<dataset>/<label>/K<K>/seed<seed>/``):
 
 - ``trace.csv``: one row per checkpoint: pass, iteration, tokens_seen,
-  samples_per_word, train_seconds (evaluation excluded), ll, perplexity,
+  samples_per_word, train_seconds (evaluation and JIT compilation excluded), ll, perplexity,
   ll_bidmach, eval_seconds, native_score (the library's own score, secondary);
 - ``model.npz``: φ (float32), α, β, the split's vocabulary checksum;
 - ``meta.json``: settings, threads, machine, versions, commit, split checksum.
@@ -37,7 +37,7 @@ __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_
 
 TRACE_COLUMNS = ("method", "label", "pass", "iteration", "tokens_seen", "samples_per_word",
                  "train_seconds", "ll", "perplexity", "ll_bidmach", "eval_seconds",
-                 "native_score")
+                 "native_score", "compile_seconds")
 
 
 def _pin_threads(n: int):
@@ -57,7 +57,8 @@ def _trace_row(spec: RunSpec, label: str, phi, info: dict, split: HeldOutSplit) 
             "iteration": info["iteration"], "tokens_seen": int(info["tokens_seen"]),
             "samples_per_word": info["samples_per_word"], "train_seconds": info["train_seconds"],
             "ll": ev.ll, "perplexity": ev.perplexity, "ll_bidmach": ev.ll_bidmach,
-            "eval_seconds": time.perf_counter() - t0, "native_score": info.get("native_score")}
+            "eval_seconds": time.perf_counter() - t0, "native_score": info.get("native_score"),
+            "compile_seconds": info.get("compile_seconds")}
 
 
 def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: bool):

@@ -16,7 +16,7 @@ import numpy as np
 
 from .paper import CLAIMS, CONVERGED_EPS, METHOD_NAMES
 from .tables import table1_rows, table2_rows
-from .traces import converged_pass, final_ll, final_lls, first_seed, per_pass_seconds
+from .traces import converged_pass, final_ll, final_lls, first_reach, first_seed, per_pass_seconds
 
 __all__ = ["Verdict", "VERDICTS", "CLAIM_FUNCTIONS", "judge_dataset", "claim_c9"]
 
@@ -81,18 +81,53 @@ def claim_c1(df, info, dataset=None) -> Verdict:
               same=same.tolist(), vb_online=on.tolist(), vb_batch=bat.tolist())
 
 
+def _per_seed(df, label: str, at: str = "last") -> np.ndarray:
+    """ll of each seed of ``label`` at its last (or first) checkpoint; empty if absent."""
+    d = df[df["label"] == label].sort_values("pass").groupby("seed")["ll"]
+    return (d.last() if at == "last" else d.first()).to_numpy()
+
+
+def _noise(a: np.ndarray, b: np.ndarray, ref_sd: float) -> float:
+    """Two standard errors of the difference of two seed means (``ref_sd`` for a lone seed)."""
+    var = [x.var(ddof=1) if len(x) > 1 else ref_sd ** 2 for x in (a, b)]
+    return float(2 * np.sqrt(var[0] / len(a) + var[1] / len(b)))
+
+
+def _ref_sd(df) -> float:
+    """Seed standard deviation of the main SAME run's final ll (the suite's noise unit)."""
+    same = final_lls(df, "same")
+    return float(same.std(ddof=1)) if len(same) > 1 else CONVERGED_EPS
+
+
+def _passes_to(run, target: float) -> float:
+    p, _ = first_reach(run, target)
+    return np.inf if p is None else p
+
+
 def claim_c2(df, info, dataset=None) -> Verdict:
-    """Passes to come within CONVERGED_EPS of the run's own final ll."""
-    cp = {k: float(np.mean([converged_pass(r) for _, r in df[df["label"] == k].groupby("seed")]))
-          for k in ("same", "vb_online", "vb_batch")}
+    """Passes for each method to reach one common target: the lowest mean final ll - eps.
+
+    Every method's mean final ll is at or above the target, so each is judged on reaching
+    the same level (a method that plateaus low cannot converge early by definition).
+    """
+    labels = ("same", "vb_online", "vb_batch")
+    target = min(final_lls(df, k).mean() for k in labels) - CONVERGED_EPS
+    cp = {k: float(np.mean([_passes_to(r, target) for _, r in df[df["label"] == k]
+                            .groupby("seed")])) for k in labels}
     cs, co, cb = cp["same"], cp["vb_online"], cp["vb_batch"]
     ok = cs <= 6 and co <= 6 and cb >= 3 * max(cs, co)
     v = "reproduced" if ok else "partly" if cb > max(cs, co) else "not reproduced"
+
+    def fmt(x):
+        return "not reached by every seed" if np.isinf(x) else f"{x:.1f}"
+
     return _v("C2", dataset, v,
-              f"ours (first pass within {CONVERGED_EPS} nats/token of the run's final ll, mean "
-              f"over seeds): SAME {cs:.1f}, VB online {co:.1f}, VB batch {cb:.1f}",
-              "reproduced when SAME and VB online need ≤ 6 passes and VB batch ≥ 3× as many; "
-              "partly when only the order holds", **cp)
+              f"ours (passes to first reach {target:.4f} nats/token = the lowest of the three "
+              f"methods' mean final ll − {CONVERGED_EPS}; mean over seeds): SAME {fmt(cs)}, "
+              f"VB online {fmt(co)}, VB batch {fmt(cb)}",
+              "common target for all three methods; reproduced when SAME and VB online need ≤ "
+              "6 passes and VB batch ≥ 3× as many (or never reaches it); partly when only the "
+              "order holds", target=target, **cp)
 
 
 def claim_c3(df, info, dataset=None) -> Verdict:
@@ -121,109 +156,153 @@ def _t1(df) -> dict:
             if row["method"] == METHOD_NAMES[label]}
 
 
+def _budget_seconds(df, label: str) -> float:
+    """Mean over seeds of the training seconds of a label's whole budget."""
+    d = df[df["label"] == label].sort_values("pass").groupby("seed")["train_seconds"].last()
+    return float(d.mean())
+
+
 def claim_c4(df, info, dataset=None) -> Verdict:
-    """SAME's time to converge against online VB's."""
+    """SAME's time to converge against online VB's, for every reached / not-reached case."""
     t1 = _t1(df)
     ts, to = t1["same"], t1["vb_online"]
+    s_t, o_t = ts["s_to_converge"], to["s_to_converge"]
     backend = df[df["label"] == "same"]["backend"].iloc[0]
+    target = f"target: CGS's ll at its budget, {ts['converge_target_ll']:.4f}"
     ratio = None
-    if ts["s_to_converge"] and to["s_to_converge"]:
-        ratio = ts["s_to_converge"] / to["s_to_converge"]
+    if s_t is not None and o_t is not None:
+        ratio = s_t / o_t
         v = "reproduced" if ratio < 3 else "not reproduced"
-        ours = (f"SAME {ts['s_to_converge']:.1f} s vs VB online {to['s_to_converge']:.1f} s to "
-                f"converge (ratio {ratio:.2f}); per pass {ts['s_per_pass']:.2f} s vs "
-                f"{to['s_per_pass']:.2f} s")
-    else:
+        ours = (f"SAME {s_t:.1f} s vs VB online {o_t:.1f} s to converge (ratio {ratio:.2f}; "
+                f"{target}); per pass {ts['s_per_pass']:.2f} s vs {to['s_per_pass']:.2f} s")
+    elif s_t is not None:
+        v = "reproduced"
+        ours = (f"SAME converged in {s_t:.1f} s; VB online did not reach the target in every "
+                f"seed ({to['seeds_converged']}) within its budget "
+                f"({_budget_seconds(df, 'vb_online'):.1f} s); {target}")
+    elif o_t is not None:
         v = "not reproduced"
-        ours = (f"SAME reached the target in {ts['seeds_converged']} seeds, VB online in "
-                f"{to['seeds_converged']} (target: CGS ll {ts['converge_target_ll']:.4f})")
-    if backend != "cupy":
+        ours = (f"VB online converged in {o_t:.1f} s; SAME did not reach the target in every "
+                f"seed ({ts['seeds_converged']}) within its budget "
+                f"({_budget_seconds(df, 'same'):.1f} s); {target}")
+    else:
+        v = "not testable here"
+        ours = (f"neither reached the target in every seed (SAME {ts['seeds_converged']}, VB "
+                f"online {to['seeds_converged']}); {target}")
+    if backend != "cupy" and v != "not testable here":
         v = f"{v} (CPU here; the paper's claim is about GPU)"
     return _v("C4", dataset, v, f"ours ({backend}): {ours}",
-              "reproduced when SAME's time to converge is under 3× online VB's", ratio=ratio)
+              "both converge: reproduced when SAME's time is under 3× online VB's; only SAME "
+              "converges: reproduced; only VB online: not reproduced; neither: not testable",
+              ratio=ratio)
 
 
 def claim_c5(df, info, dataset=None) -> Verdict:
-    """Time to converge of CGS and batch VB relative to SAME's."""
+    """Time to converge of CGS and batch VB relative to SAME's (lower bounds if not reached)."""
     t1 = _t1(df)
-    ts = t1["same"]
-    ratios = {k: (t1[lab]["s_to_converge"] / ts["s_to_converge"]
-                  if ts["s_to_converge"] and t1[lab]["s_to_converge"] else None)
-              for k, lab in (("CGS", "cgs"), ("VB batch", "vb_batch"))}
-    known = [r for r in ratios.values() if r is not None]
-    v = ("reproduced" if len(known) == 2 and min(known) >= 50 else
-         "partly" if known and max(known) > 1 else "not reproduced")
-    if ts["s_to_converge"] is None:
-        tb = t1["vb_batch"]["s_to_converge"]
-        desc = (f"SAME did not reach the target (CGS's ll after {ts['cgs_reference_iterations']} "
-                f"iterations, {ts['converge_target_ll']:.4f}) within its "
-                f"{int(df[df['label'] == 'same']['pass'].max())} passes "
-                f"({ts['seeds_converged']} seeds reached it), so there is no ratio; CGS "
-                f"{_fmt(t1['cgs']['s_to_converge'], 1)} s, VB batch "
-                f"{_fmt(tb, 1) if tb else 'not reached'}")
-    else:
-        desc = ", ".join(f"{k} {('%.1f×' % r) if r else 'target not reached'}"
-                         for k, r in ratios.items())
-    return _v("C5", dataset, v,
-              f"ours (time to converge relative to SAME): {desc}; GPU CGS not run here",
-              "reproduced when both ratios ≥ 50; partly when SAME is faster than at least one",
-              **ratios)
+    ts = t1["same"]["s_to_converge"]
+    if ts is None:
+        desc = (f"SAME did not reach the target (CGS's ll after "
+                f"{t1['same']['cgs_reference_iterations']} iterations, "
+                f"{t1['same']['converge_target_ll']:.4f}) in every seed "
+                f"({t1['same']['seeds_converged']}) within its budget, so it converged no faster")
+        return _v("C5", dataset, "not reproduced", f"ours: {desc}; GPU CGS not run here", _C5_RULE)
+    ratios, parts = {}, []
+    for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
+        t = t1[lab]["s_to_converge"]
+        bound = t is None
+        r = (_budget_seconds(df, lab) if bound else t) / ts
+        ratios[name] = {"ratio": r, "lower_bound": bound}
+        parts.append(f"{name} {'> ' if bound else ''}{r:.1f}×"
+                     + (" (target not reached within its budget)" if bound else ""))
+    rs = [x["ratio"] for x in ratios.values()]
+    v = ("reproduced" if min(rs) >= 50 else "partly" if max(rs) > 1 else "not reproduced")
+    return _v("C5", dataset, v, f"ours (time to converge relative to SAME's {ts:.1f} s): "
+              + ", ".join(parts) + "; GPU CGS not run here", _C5_RULE, **ratios)
+
+
+_C5_RULE = ("reproduced when CGS and VB batch both take ≥ 50× SAME's time to converge (a method "
+            "that never reaches the target counts with its whole budget, a lower bound); "
+            "partly when SAME is faster than at least one; not reproduced when SAME is slower "
+            "than both or never reaches the target")
 
 
 def claim_c6(df, info, dataset=None) -> Verdict:
-    """Seconds per pass at m = 1, 100, 500."""
+    """Seconds per pass at m = 1, 100, 500 (judged only for the GPU sampler)."""
     t2 = {r["n_samples"]: r["s_per_pass"] for r in table2_rows(df, info["m_runs"])}
-    rule = "t(100)/t(1) ≤ 2 and t(500)/t(100) ≥ 1.3"
+    rule = ("on a GPU: t(100)/t(1) ≤ 2 and t(500)/t(100) ≥ 1.3. On the CPU not testable: the "
+            "paper's flat-then-steep curve comes from a GPU whose fixed per-pass costs (SDDMM, "
+            "memory traffic) dominate up to m = 100, while a CPU sampler's Poisson draws make "
+            "its cost grow with m from the start")
     if not {1, 100, 500} <= set(t2):
         return _v("C6", dataset, "not testable here", "ours: m = 1, 100 and 500 were not all run",
                   rule)
     slow, steep = t2[100] / t2[1], t2[500] / t2[100]
-    v = _grade([slow <= 2, steep >= 1.3])
-    return _v("C6", dataset, v,
-              "ours: s/pass " + ", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(t2.items()))
-              + f"; t(100)/t(1) = {slow:.2f}, t(500)/t(100) = {steep:.2f}", rule,
-              s_per_pass=t2)
+    backend = df[df["label"] == "same"]["backend"].iloc[0]
+    ours = ("ours (" + backend + "): s/pass "
+            + ", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(t2.items()))
+            + f"; t(100)/t(1) = {slow:.2f}, t(500)/t(100) = {steep:.2f}")
+    v = _grade([slow <= 2, steep >= 1.3]) if backend == "cupy" else "not testable here"
+    return _v("C6", dataset, v, ours, rule, s_per_pass=t2)
 
 
-def _first_seed_finals(df, runs: dict, at: str = "last") -> dict:
-    out = {}
-    for key, label in runs.items():
-        d = df[df["label"] == label]
-        if not d.empty:
-            run = first_seed(d).sort_values("pass")
-            out[key] = float(run["ll"].iloc[-1 if at == "last" else 0])
-    return out
+def _variant_lls(df, runs: dict, at: str = "last") -> dict:
+    """{key: per-seed ll array} for the labels of ``runs`` that have traces."""
+    out = {k: _per_seed(df, label, at) for k, label in runs.items()}
+    return {k: a for k, a in out.items() if len(a)}
+
+
+def _mean_spread(name, a) -> str:
+    return (f"{name}: {a.mean():.4f}" + (f" ± {a.std(ddof=1):.4f}" if len(a) > 1 else "")
+            + f" ({len(a)} seed{'s' if len(a) > 1 else ''})")
 
 
 def claim_c7(df, info, dataset=None) -> Verdict:
-    """Final ll after the same passes for each m."""
-    fin = _first_seed_finals(df, info["m_runs"])
+    """Final ll after the same passes for each m, over seeds, against the seed noise."""
+    fin = _variant_lls(df, info["m_runs"])
+    sd = _ref_sd(df)
     ms = sorted(fin)
     upto = [m for m in ms if m <= 100]
-    mono = all(fin[a] <= fin[b] + 1e-3 for a, b in zip(upto, upto[1:]))
-    little = (100 in fin and all(abs(fin[m] - fin[100]) <= CONVERGED_EPS for m in ms if m > 100))
-    return _v("C7", dataset, _grade([mono, little]),
-              "ours (final ll after the same passes, seed 0): "
-              + ", ".join(f"m={m:g}: {fin[m]:.4f}" for m in ms),
-              f"ll non-decreasing in m up to 100 (1e-3 slack) and within {CONVERGED_EPS} of "
-              "m=100 beyond", final_ll=fin)
+    rule = ("with noise = 2 standard errors of a difference of seed means: no step up in m ≤ "
+            "100 lowers the mean final ll by more than the noise, m = 100 beats the smallest m "
+            f"by more than the noise, and every m > 100 gains at most max({CONVERGED_EPS}, "
+            "noise) over m = 100")
+    if len(upto) < 2 or 100 not in fin:
+        return _v("C7", dataset, "not testable here", "ours: m = 100 and a smaller m are needed",
+                  rule)
+    mono = all(fin[b].mean() >= fin[a].mean() - _noise(fin[a], fin[b], sd)
+               for a, b in zip(upto, upto[1:]))
+    better = fin[100].mean() - fin[upto[0]].mean() > _noise(fin[100], fin[upto[0]], sd)
+    little = all(fin[m].mean() - fin[100].mean() <= max(CONVERGED_EPS, _noise(fin[m], fin[100], sd))
+                 for m in ms if m > 100)
+    return _v("C7", dataset, _grade([mono and better, little]),
+              "ours (final ll after the same passes, mean ± seed sd): "
+              + ", ".join(_mean_spread(f"m={m:g}", fin[m]) for m in ms), rule,
+              final_ll={m: a.tolist() for m, a in fin.items()})
 
 
 def claim_c8(df, info, dataset=None) -> Verdict:
-    """Final and first-pass ll of each annealing schedule."""
-    final = _first_seed_finals(df, info["schedule_runs"])
-    early = _first_seed_finals(df, info["schedule_runs"], at="first")
-    rule = (f"no schedule ends more than {CONVERGED_EPS} above constant, and inverse-linear has "
-            "the highest ll after the first pass")
+    """Final and first-pass ll of each annealing schedule, over seeds."""
+    final = _variant_lls(df, info["schedule_runs"])
+    early = _variant_lls(df, info["schedule_runs"], at="first")
+    sd = _ref_sd(df)
+    rule = ("with noise = 2 standard errors of a difference of seed means: no schedule's mean "
+            "final ll exceeds constant m's by more than the noise, and inverse-linear has the "
+            "highest mean ll after the first pass, above constant's by more than the noise")
     if "constant" not in final or len(final) < 2:
         return _v("C8", dataset, "not testable here",
-                  "ours (seed 0): fewer than two schedules were run", rule)
-    none_better = all(final[s] <= final["constant"] + CONVERGED_EPS for s in final)
-    inv_fast = "invlinear" in early and early["invlinear"] >= max(early.values())
+                  "ours: fewer than two schedules were run", rule)
+    c = final["constant"]
+    none_better = all(a.mean() - c.mean() <= _noise(a, c, sd) for a in final.values())
+    inv = early.get("invlinear")
+    inv_fast = (inv is not None and inv.mean() >= max(a.mean() for a in early.values())
+                and inv.mean() - early["constant"].mean() > _noise(inv, early["constant"], sd))
     return _v("C8", dataset, _grade([none_better, inv_fast]),
-              "ours (seed 0): final ll " + ", ".join(f"{s}: {x:.4f}" for s, x in final.items())
-              + "; after pass 1 " + ", ".join(f"{s}: {x:.4f}" for s, x in early.items()), rule,
-              final_ll=final, first_pass_ll=early)
+              "ours (mean ± seed sd): final ll " + ", ".join(
+                  _mean_spread(s, a) for s, a in final.items())
+              + "; after pass 1 " + ", ".join(_mean_spread(s, a) for s, a in early.items()),
+              rule, final_ll={k: a.tolist() for k, a in final.items()},
+              first_pass_ll={k: a.tolist() for k, a in early.items()})
 
 
 def claim_c9(datasets: dict, scaling=None) -> Verdict:

@@ -99,22 +99,25 @@ def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
 
 
 def fig_m(df, outputs, caption: str, runs: dict) -> None:
-    """fig2a: ll vs passes for each m (runs: m → label), first seed."""
+    """fig2a: ll vs passes for each m (runs: m → label), mean over seeds with a band."""
     import matplotlib
 
     cmap = matplotlib.colormaps["viridis"]
-    series = [(first_seed(df[df["label"] == label]), f"m = {m:g}",
+    series = [(df[df["label"] == label], f"m = {m:g}",
                cmap(i / max(len(runs) - 1, 1))) for i, (m, label) in enumerate(sorted(runs.items()))]
     _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
           title="effect of the number of samples m")
 
 
-def fig_variants(df, outputs, caption: str, runs: dict, title: str) -> None:
-    """ll vs passes for variants of SAME (runs: legend name → label), first seed.
+def fig_variants(df, outputs, caption: str, runs: dict, title: str,
+                 all_seeds: bool = False) -> None:
+    """ll vs passes for variants of SAME (runs: legend name → label): the first seed, or
+    (``all_seeds``) the mean over seeds with a min–max band.
 
-    fig2b (annealing schedules of m) and the prior-scale comparison use it.
+    fig2b (annealing schedules of m, all seeds) and the prior-scale comparison use it.
     """
-    series = [(first_seed(df[df["label"] == label]), name, f"C{i}")
+    pick = (lambda d: d) if all_seeds else first_seed
+    series = [(pick(df[df["label"] == label]), name, f"C{i}")
               for i, (name, label) in enumerate(runs.items())]
     _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
           title=title)
@@ -122,4 +125,5 @@ def fig_variants(df, outputs, caption: str, runs: dict, title: str) -> None:
 
 def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
     """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label)."""
-    fig_variants(df, outputs, caption, runs, "annealing schedules of m (same mean m)")
+    fig_variants(df, outputs, caption, runs, "annealing schedules of m (same mean m)",
+                 all_seeds=True)

@@ -45,7 +45,8 @@ def prior_scale_runs():
     """Legend name → label of the two prior_scale settings (s = m and s = 1)."""
     main = main_prior_scale(config)
     other = "bidmach" if main == "paper" else "paper"
-    names = {"paper": "prior_scale=paper (θ = T/m + α)", "bidmach": "prior_scale=bidmach (θ = T + α)"}
+    names = {"paper": "prior_scale=paper (θ = T/m + α, φ̂ = P/m + β·N_t/N)",
+             "bidmach": "prior_scale=bidmach (θ = T + α, φ̂ = P + β)"}
     return {names[main]: "same", names[other]: f"same_scale_{other}"}
 
 
@@ -83,8 +84,10 @@ def setting(dataset):
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     return (f"{dataset}, K={K}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME m={p['n_samples']:g} ({p['sampler']} sampler, "
-            f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
-            f"minibatch 1/20), seeds {SEEDS}, {config['threads']} thread(s)/job, "
+            f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, minibatch 1/20, "
+            f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
+            f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
+            f"online also in corpus order), seeds {SEEDS}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion")
 
 

@@ -45,8 +45,7 @@ rule fig1c_samples:
 
 rule fig2a_m:
     input:
-        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],
-                                 SEED0),
+        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]]),
         code=REPORT_CODE,
     output:
         expand("figures/{{dataset}}/fig2a_m.{ext}", ext=FIGURE_FORMATS),
@@ -66,7 +65,7 @@ rule fig2a_m:
 rule fig2b_anneal:
     input:
         traces=lambda wc: traces(wc.dataset,
-                                 [schedule_run(s) for s in config["same"]["schedules"]], SEED0),
+                                 [schedule_run(s) for s in config["same"]["schedules"]]),
         code=REPORT_CODE,
     output:
         expand("figures/{{dataset}}/fig2b_anneal.{ext}", ext=FIGURE_FORMATS),
