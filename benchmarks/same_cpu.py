@@ -1,24 +1,145 @@
-"""Seconds per pass of the CPU SAME sampler on KOS (issue: SAME sampler).
+"""CPU SAME against this machine's limits and against tomotopy, in one run (issue 12).
 
-Writes ``results/bench/same_cpu.json``: per-pass training seconds (callback
-time excluded) for K=64, m=100, n_inner=5 over the full KOS corpus, for both
-samplers ("nonzero": Algorithm 3 as written; "summed": equal in distribution), the
-median over passes after the first (the first also loads numba's cached
-machine code), peak RSS, thread count, and provenance.
+Writes ``results/bench/same_cpu.json`` with
 
-    SAME_DATA_DIR=../shared/datasets/uci python benchmarks/same_cpu.py [--passes 6]
+- ``speed``: training seconds per pass of both samplers (``nonzero``: Algorithm 3 as written;
+  ``summed``: equal in distribution) at 1 and 2 threads on the full corpus (KOS, K=64,
+  m=100, n_inner=5): the median of passes 2..n (JIT compilation excluded), the
+  multiply-adds per second this achieves against the model count 2 · n_inner · nnz · K per
+  pass (SDDMM plus the (c/μ)·φ products), and a measured peak: a NumPy float32 matmul of
+  the same shape as one minibatch's dense θ φ product, at the same thread count;
+- ``quality``: on the workflow's held-out split (seed 0, 10 % of documents), every method
+  through the one runner and evaluator (SAME summed and tomotopy CGS at 1 and 2 threads; VB
+  online and batch at 1): the seconds SAME and CGS take to reach SAME's ll after 20 passes
+  (and after 5 and 10), with their ratio; and the ll that VB online and batch reach after 20
+  passes, with the pass and seconds at which SAME reaches it.  Crossing times are
+  interpolated linearly in (seconds, ll) between checkpoints.
+
+    SAME_DATA_DIR=../shared/datasets/uci python benchmarks/same_cpu.py [--quick]
+
+Every figure is for this machine only; the machine, versions and commit are recorded.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 
-TARGET_S_PER_PASS = 0.5
+#: issue 12's targets (s/pass, KOS, K=64, m=100, n_inner=5, 2 threads)
+TARGETS = {"summed": 0.025, "nonzero": 0.3}
+
+
+def seconds_per_pass(counts, sampler: str, threads: int, passes: int, n_topics: int,
+                     n_samples: float, n_inner: int) -> dict:
+    """Per-pass training seconds of one sampler; median of passes 2..n."""
+    from same.kernels.cpu import set_threads
+    from same.sampler import SameLDA
+
+    set_threads(threads)
+    model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
+                    sampler=sampler, random_state=0)
+    marks = [info["train_seconds"] for info in model.iter_fit(counts)]
+    per_pass = np.diff([0.0] + marks)
+    steady = float(statistics.median(per_pass[1:]))
+    madds = 2 * n_inner * counts.nnz * n_topics
+    return {"seconds_per_pass": [round(float(s), 4) for s in per_pass],
+            "median_seconds_per_pass_after_first": round(steady, 4),
+            "compile_seconds": round(model.compile_seconds_, 3),
+            "multiply_adds_per_pass": madds,
+            "multiply_adds_per_second": round(madds / steady)}
+
+
+def matmul_peak(threads: int, n_topics: int, n_docs: int, n_words: int, repeats: int = 7) -> dict:
+    """Best-of-``repeats`` float32 θ (n_docs × K) @ φ (K × n_words) in NumPy's BLAS."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a = rng.random((n_docs, n_topics), dtype=np.float32)
+    b = rng.random((n_topics, n_words), dtype=np.float32)
+    with threadpool_limits(limits=threads):
+        a @ b
+        best = min(_timed(lambda: a @ b) for _ in range(repeats))
+    return {"shape": [n_docs, n_topics, n_words], "seconds": best,
+            "multiply_adds_per_second": round(n_docs * n_topics * n_words / best)}
+
+
+def _timed(f) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def _trace(spec, split, work: Path, points=None) -> dict:
+    """Run ``spec`` through the shared runner; (seconds, ll) per checkpoint."""
+    import pandas as pd
+
+    from same.runner import run
+
+    out = run(spec, split, work / f"{spec.label}", progress=False, points=points)
+    df = pd.read_csv(out / "trace.csv")
+    return {"pass": df["pass"].tolist(), "seconds": df["train_seconds"].round(4).tolist(),
+            "ll": df["ll"].round(5).tolist()}
+
+
+def crossing(trace: dict, target: float) -> dict:
+    """First checkpoint with ll ≥ target, and the linearly interpolated crossing time."""
+    secs, ll, passes = (np.asarray(trace[k], dtype=float) for k in ("seconds", "ll", "pass"))
+    hit = np.nonzero(ll >= target)[0]
+    if not len(hit):
+        return {"reached": False, "pass": None, "seconds": None,
+                "budget_seconds": float(secs[-1]), "best_ll": float(ll.max())}
+    i = int(hit[0])
+    s = secs[i]
+    if i > 0 and ll[i] > ll[i - 1]:
+        s = secs[i - 1] + (target - ll[i - 1]) / (ll[i] - ll[i - 1]) * (secs[i] - secs[i - 1])
+    return {"reached": True, "pass": float(passes[i]), "seconds": round(float(s), 4)}
+
+
+def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
+            cgs_iterations: int, work: Path) -> dict:
+    """Time-to-quality of SAME (summed) against tomotopy CGS, and the VB lls (see module)."""
+    from same.runs import RunSpec
+
+    def spec(method, label, threads, budget, **params):
+        return RunSpec(method=method, n_topics=n_topics, doc_topic_prior=0.1,
+                       topic_word_prior=0.1, seed=0, budget=budget, threads=threads,
+                       params=params, label=label)
+
+    cgs_points = sorted({p for p in range(1, 101)} | set(range(100, cgs_iterations + 1, 10))
+                        | {cgs_iterations})
+    cgs_points = [p for p in cgs_points if p <= cgs_iterations]
+    traces = {}
+    for threads in (1, 2):
+        traces[f"same_{threads}t"] = _trace(spec("same", f"same_{threads}t", threads, passes,
+                                                 sampler="summed", n_samples=n_samples,
+                                                 n_inner=n_inner), split, work)
+        traces[f"cgs_{threads}t"] = _trace(spec("cgs", f"cgs_{threads}t", threads,
+                                                cgs_iterations), split, work, cgs_points)
+        print(f"quality: {threads} thread(s) done", file=sys.stderr)
+    for mode in ("vb_online", "vb_batch"):
+        traces[mode] = _trace(spec(mode, mode, 1, passes), split, work)
+    out = {"traces": traces, "time_to_quality": {}, "vb_levels": {}}
+    for threads in (1, 2):
+        same_t, cgs_t = traces[f"same_{threads}t"], traces[f"cgs_{threads}t"]
+        for at in sorted({a for a in (5, 10, passes) if a <= passes}):
+            target = same_t["ll"][same_t["pass"].index(at)]
+            s, c = crossing(same_t, target), crossing(cgs_t, target)
+            ratio = (s["seconds"] / c["seconds"]) if c["reached"] and c["seconds"] else None
+            out["time_to_quality"][f"{threads}t_same_pass{at}"] = {
+                "target_ll": target, "same": s, "cgs": c, "same_over_cgs_seconds": ratio}
+    for mode in ("vb_online", "vb_batch"):
+        level = traces[mode]["ll"][-1]
+        out["vb_levels"][mode] = {"ll_after_passes": level, "passes": passes,
+                                  "vb_seconds": traces[mode]["seconds"][-1],
+                                  "same_2t_reaches_it": crossing(traces["same_2t"], level)}
+    return out
 
 
 def main() -> None:
@@ -27,47 +148,57 @@ def main() -> None:
     ap.add_argument("--n-topics", type=int, default=64)
     ap.add_argument("--n-samples", type=float, default=100.0)
     ap.add_argument("--n-inner", type=int, default=5)
-    ap.add_argument("--passes", type=int, default=6)
-    ap.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    ap.add_argument("--passes", type=int, default=6, help="passes per speed measurement")
+    ap.add_argument("--quality-passes", type=int, default=20)
+    ap.add_argument("--cgs-iterations", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="speed only (no quality runs)")
     ap.add_argument("--out", default="results/bench/same_cpu.json")
     args = ap.parse_args()
 
     from same import corpus
-    from same.kernels.cpu import set_threads
     from same.provenance import provenance, write_json
-    from same.sampler import SameLDA
+    from same.split import make_split
 
-    threads = set_threads(args.threads)
     data = corpus.load(args.dataset)
-    samplers = {}
-    for sampler in ("nonzero", "summed"):
-        model = SameLDA(n_topics=args.n_topics, n_samples=args.n_samples, n_inner=args.n_inner,
-                        max_iter=args.passes, sampler=sampler, random_state=0)
-        marks = [info["train_seconds"] for info in model.iter_fit(data.counts)]
-        per_pass = list(np.diff([0.0] + marks))
-        steady = statistics.median(per_pass[1:]) if len(per_pass) > 1 else per_pass[0]
-        samplers[sampler] = {
-            "seconds_per_pass": [round(s, 4) for s in per_pass],
-            "median_seconds_per_pass_after_first": round(steady, 4),
-            "nonzero_topic_pairs_per_second": round(data.nnz * args.n_topics * args.n_inner
-                                                    / steady),
-            "meets_target": bool(steady <= TARGET_S_PER_PASS),
-        }
-    result = {
-        "benchmark": "SAME CPU sampler, seconds per pass (training only)",
-        "dataset": args.dataset,
-        "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,
-                  "n_tokens": data.n_tokens},
-        "settings": {"n_topics": args.n_topics, "n_samples": args.n_samples,
-                     "n_inner": args.n_inner, "batch_size": "ceil(D/20)", "passes": args.passes,
-                     "backend": "numpy", "numba_threads": threads},
-        "samplers": samplers,
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "target_seconds_per_pass": TARGET_S_PER_PASS,
-    }
+    batch_docs = int(np.ceil(data.n_docs / 20))
+    speed = {}
+    for threads in (1, 2):
+        peak = matmul_peak(threads, args.n_topics, batch_docs, data.n_words)
+        row = {"matmul_peak": peak}
+        for sampler in ("summed", "nonzero"):
+            r = seconds_per_pass(data.counts, sampler, threads, args.passes, args.n_topics,
+                                 args.n_samples, args.n_inner)
+            r["fraction_of_matmul_peak"] = round(r["multiply_adds_per_second"]
+                                                 / peak["multiply_adds_per_second"], 4)
+            if threads == 2:
+                r["target_seconds_per_pass"] = TARGETS[sampler]
+                r["meets_target"] = r["median_seconds_per_pass_after_first"] <= TARGETS[sampler]
+            row[sampler] = r
+            print(f"{threads} thread(s) {sampler}: {r['median_seconds_per_pass_after_first']} "
+                  "s/pass", file=sys.stderr)
+        speed[f"{threads}_threads"] = row
+    result = {"benchmark": "SAME CPU samplers: seconds per pass, FLOP rate, time to quality",
+              "dataset": args.dataset,
+              "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,
+                        "n_tokens": data.n_tokens},
+              "settings": {"n_topics": args.n_topics, "n_samples": args.n_samples,
+                           "n_inner": args.n_inner, "batch_size": batch_docs,
+                           "passes": args.passes, "backend": "numpy",
+                           "doc_topic_prior": 0.1, "topic_word_prior": 0.1},
+              "speed": speed}
+    if not args.quick:
+        split = make_split(data, test_fraction=0.1, seed=0)
+        with tempfile.TemporaryDirectory() as tmp:
+            result["quality"] = quality(split, args.n_topics, args.n_samples, args.n_inner,
+                                        args.quality_passes, args.cgs_iterations, Path(tmp))
     result.update(provenance())
     write_json(args.out, result)
-    print(json.dumps({k: result[k] for k in ("samplers", "peak_rss_mib")}, indent=2))
+    summary = {k: {s: v[s]["median_seconds_per_pass_after_first"] for s in ("summed", "nonzero")}
+               for k, v in speed.items()}
+    print(json.dumps(summary, indent=2))
+    if "quality" in result:
+        print(json.dumps({k: v["same_over_cgs_seconds"]
+                          for k, v in result["quality"]["time_to_quality"].items()}, indent=2))
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ def _trace_row(spec: RunSpec, label: str, phi, info: dict, split: HeldOutSplit) 
             "compile_seconds": info.get("compile_seconds")}
 
 
-def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: bool):
+def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: bool,
+                     points=None):
     """Run the method's checkpoints, scoring each; returns (rows, last φ, threadpool info)."""
     from threadpoolctl import threadpool_info
 
@@ -74,7 +75,7 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
     rows, phi = [], None
     with _pin_threads(spec.threads):
         pools = [{k: d.get(k) for k in ("internal_api", "num_threads")} for d in threadpool_info()]
-        for phi, info in checkpoints(split.train, spec):
+        for phi, info in checkpoints(split.train, spec, points):
             rows.append(_trace_row(spec, label, phi, info, split))
             if bar is not None:
                 bar.n = info["pass"]
@@ -86,8 +87,11 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
 
 
 def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | os.PathLike,
-        *, dataset: str | None = None, progress: bool = True) -> Path:
+        *, dataset: str | None = None, progress: bool = True, points=None) -> Path:
     """Train one method, score every checkpoint, write trace.csv, model.npz, meta.json.
+
+    ``points``: the passes (CGS: iterations) to score, default
+    :func:`same.methods.eval_points` of the budget.
 
     Returns
     -------
@@ -107,7 +111,7 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         split = load_split(split)
     label = spec.label or spec.method
     wall0 = time.perf_counter()
-    rows, phi, pools = _train_and_score(spec, split, label, progress)
+    rows, phi, pools = _train_and_score(spec, split, label, progress, points)
     from .kernels.cpu import set_threads
 
     meta = provenance({

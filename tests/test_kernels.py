@@ -94,20 +94,29 @@ def test_sweep_is_deterministic_per_key_and_fresh_across_keys():
 def test_sweep_does_not_depend_on_thread_count():
     counts, theta, phi_t = _problem(2, n_docs=300)
     mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
-    res = []
+
+    def sweep():
+        T = np.empty(theta.shape, dtype=np.int32)
+        P = np.empty(phi_t.shape, dtype=np.int32)
+        kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t,
+                                  mu, 30.0, 99, T, P)
+        return T, P
+
+    assert_same_at_one_and_all_threads(sweep)
+
+
+def assert_same_at_one_and_all_threads(f):
+    """f() gives bit-identical arrays with 1 numba thread and with all of them."""
     before = cpu.set_threads(None)
     try:
+        res = []
         for n in (1, before):
             cpu.set_threads(n)
-            T = np.empty(theta.shape, dtype=np.int32)
-            P = np.empty(phi_t.shape, dtype=np.int32)
-            kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t,
-                                      mu, 30.0, 99, T, P)
-            res.append((T, P))
+            res.append(f())
     finally:
         cpu.set_threads(before)
-    np.testing.assert_array_equal(res[0][0], res[1][0])
-    np.testing.assert_array_equal(res[0][1], res[1][1])
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_sample_accumulate_rejects_bad_arguments():
@@ -168,21 +177,16 @@ def test_summed_kernels_match_expectation(m):
 
 def test_summed_kernels_do_not_depend_on_thread_count():
     counts, theta, phi_t = _problem(4, n_docs=300)
-    res = []
-    before = cpu.set_threads(None)
-    try:
-        for n in (1, before):
-            cpu.set_threads(n)
-            th = theta.copy()
-            ratio = np.empty(counts.nnz, dtype=np.float32)
-            P = np.empty(phi_t.shape, dtype=np.int32)
-            kernels.summed_t_sweeps(counts, th, phi_t, 50.0, 1.0, 0.1, [5, 6], ratio)
-            kernels.summed_p_sweep(counts, ratio, th, phi_t, 50.0, 7, P)
-            res.append((th, P))
-    finally:
-        cpu.set_threads(before)
-    np.testing.assert_array_equal(res[0][0], res[1][0])
-    np.testing.assert_array_equal(res[0][1], res[1][1])
+
+    def sweeps():
+        th = theta.copy()
+        ratio = np.empty(counts.nnz, dtype=np.float32)
+        P = np.empty(phi_t.shape, dtype=np.int32)
+        kernels.summed_t_sweeps(counts, th, phi_t, 50.0, 1.0, 0.1, [5, 6], ratio)
+        kernels.summed_p_sweep(counts, ratio, th, phi_t, 50.0, 7, P)
+        return th, P
+
+    assert_same_at_one_and_all_threads(sweeps)
 
 
 def test_incnorm_matches_its_definition():
