@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -100,13 +101,21 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     from .split import SplitIntegrityError
 
     args = build_parser(prog).parse_args(argv)
+    # SIGTERM (a scheduler's kill, Snakemake's cancel) unwinds like Ctrl-C, so a run being
+    # written removes its temporary directory; SIGKILL leaves it, and the next run of the
+    # same output removes it (same.runner).
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         _run(args)
-    except (ValueError, FileNotFoundError, CorpusNotFoundError, CorpusFormatError,
-            SplitIntegrityError, PermissionError, IsADirectoryError) as exc:
+    except (ValueError, CorpusNotFoundError, CorpusFormatError, SplitIntegrityError,
+            OSError) as exc:  # OSError: missing, unreadable or unwritable files, a full disk
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

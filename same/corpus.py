@@ -84,7 +84,9 @@ class CorpusInfo:
         return f"vocab.{self.name}.txt"
 
     def url(self, filename: str) -> str:
-        return UCI_BASE_URL + filename
+        """Download URL: ``$SAME_UCI_URL`` (a mirror; tests use a loopback server) or UCI's."""
+        base = os.environ.get("SAME_UCI_URL") or UCI_BASE_URL
+        return base.rstrip("/") + "/" + filename
 
 
 #: The UCI collection; figures from the UCI page and ../shared/datasets/uci/README.md.

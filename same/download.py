@@ -122,7 +122,8 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
                                  fname=filename, path=target, progressbar=True)
             return Path(got)
         except Exception as exc:  # network errors come in many types (requests, OSError, ...)
-            reason = f"download failed ({type(exc).__name__}: {exc})"
+            expected = f"expected SHA-256 {sha}" if sha else "no SHA-256 known"
+            reason = f"download failed ({type(exc).__name__}: {exc}; {expected})"
     else:
         reason = "downloading disabled"
     raise CorpusNotFoundError(

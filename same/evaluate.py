@@ -117,11 +117,25 @@ def _fold_in_block(counts, phi_t, alpha: float, n_iter: int, theta=None):
     return theta
 
 
-def _loglik_block(counts, theta, phi_t) -> float:
-    """Σ c_dw log Σ_k θ̄_dk φ_kw over a block's nonzeros (θ̄ = row-normalised θ)."""
+def _loglik_block(counts, theta, phi_t, first_doc: int = 0) -> float:
+    """Σ c_dw log Σ_k θ̄_dk φ_kw over a block's nonzeros (θ̄ = row-normalised θ).
+
+    Raises
+    ------
+    ValueError
+        A scored word with probability 0 (its log would be −inf), naming the document (row
+        ``first_doc`` + i) and the word: never a silent −inf in a trace.
+    """
     xp = array_module(phi_t)
     theta_bar = theta / theta.sum(axis=1, keepdims=True)
     mu = sddmm(counts.indptr, counts.indices, xp.ascontiguousarray(theta_bar), phi_t)
+    if not bool(xp.all(mu > 0)):
+        j = int(to_numpy(xp.nonzero(~(mu > 0))[0])[0])
+        d = int(np.searchsorted(to_numpy(counts.indptr), j, side="right")) - 1
+        raise ValueError(
+            f"topic_word gives word {int(counts.indices[j])} of document {first_doc + d} "
+            "probability 0 under the document's topics: its log-likelihood would be -inf. "
+            "Smooth φ (a topic-word prior β > 0) before scoring")
     return float((counts.data.astype(phi_t.dtype) * xp.log(mu)).sum())
 
 
@@ -206,7 +220,7 @@ def heldout_loglik(topic_word, doc_topic_prior: float, observed, heldout,
     total = 0.0
     for a, b in _chunks(indptr, chunk_nnz):
         theta = _fold_in_block(observed[a:b], phi_t, float(doc_topic_prior), n_iter)
-        total += _loglik_block(heldout[a:b], theta, phi_t)
+        total += _loglik_block(heldout[a:b], theta, phi_t, a)
     return total / n_tokens
 
 
@@ -226,7 +240,7 @@ def bidmach_loglik(topic_word, doc_topic_prior: float, counts, n_inner: int = BI
     for a, b in _chunks(to_numpy(counts.indptr), chunk_nnz):
         block = counts[a:b]
         theta = _fold_in_block(block, phi_t, float(doc_topic_prior), n_inner)
-        total += _loglik_block(block, theta, phi_t)
+        total += _loglik_block(block, theta, phi_t, a)
     return total / n_tokens
 
 

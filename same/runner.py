@@ -17,6 +17,7 @@ The three files are written into a temporary directory that is renamed to
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import shutil
@@ -33,7 +34,8 @@ from .provenance import provenance, write_json
 from .runs import RunSpec
 from .split import HeldOutSplit, load_split
 
-__all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS"]
+__all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",
+           "ModelIntegrityError"]
 
 TRACE_COLUMNS = ("method", "label", "pass", "iteration", "tokens_seen", "samples_per_word",
                  "train_seconds", "ll", "perplexity", "ll_bidmach", "eval_seconds",
@@ -134,7 +136,9 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
 
 def _write_outputs(out_dir: Path, rows, phi, spec: RunSpec, split: HeldOutSplit, meta) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    for stale in out_dir.parent.glob(f".{out_dir.name}.tmp*"):  # left by a SIGKILLed run
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
     try:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=TRACE_COLUMNS, lineterminator="\n")
@@ -142,11 +146,11 @@ def _write_outputs(out_dir: Path, rows, phi, spec: RunSpec, split: HeldOutSplit,
         for r in rows:
             writer.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in TRACE_COLUMNS})
         (tmp / "trace.csv").write_text(buf.getvalue())
-        np.savez_compressed(tmp / "model.npz", topic_word=phi.astype(np.float32),
-                            doc_topic_prior=spec.doc_topic_prior,
-                            topic_word_prior=spec.topic_word_prior,
-                            vocab_sha256=np.asarray(split.vocab_sha256),
-                            method=np.asarray(spec.method))
+        model = {"topic_word": phi.astype(np.float32),
+                 "doc_topic_prior": np.float64(spec.doc_topic_prior),
+                 "topic_word_prior": np.float64(spec.topic_word_prior),
+                 "vocab_sha256": np.asarray(split.vocab_sha256), "method": np.asarray(spec.method)}
+        np.savez_compressed(tmp / "model.npz", **model, checksum=np.asarray(_model_checksum(model)))
         write_json(tmp / "meta.json", meta)
         os.chmod(tmp, 0o755)
         if out_dir.exists():
@@ -157,14 +161,49 @@ def _write_outputs(out_dir: Path, rows, phi, spec: RunSpec, split: HeldOutSplit,
         raise
 
 
+class ModelIntegrityError(ValueError):
+    """A model.npz is unreadable, or its content does not match its checksum."""
+
+
+_MODEL_KEYS = ("topic_word", "doc_topic_prior", "topic_word_prior", "vocab_sha256", "method")
+
+
+def _model_checksum(model: dict) -> str:
+    h = hashlib.sha256()
+    for k in _MODEL_KEYS:
+        a = np.asarray(model[k])
+        h.update(f"{k}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def load_model(path: str | os.PathLike) -> dict:
-    """Read a runner ``model.npz``: topic_word (float64, rows renormalised), priors, vocab checksum."""
-    with np.load(path, allow_pickle=False) as z:
-        phi = z["topic_word"].astype(np.float64)
-        return {"topic_word": phi / phi.sum(axis=1, keepdims=True),
-                "doc_topic_prior": float(z["doc_topic_prior"]),
-                "topic_word_prior": float(z["topic_word_prior"]),
-                "vocab_sha256": str(z["vocab_sha256"]), "method": str(z["method"])}
+    """Read a runner ``model.npz``: topic_word (float64, rows renormalised), priors, vocab checksum.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ModelIntegrityError
+        Unreadable (truncated, not an npz, keys missing) or content not matching its checksum.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such model file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            model = {k: z[k] for k in (*_MODEL_KEYS, "checksum")}
+    except Exception as exc:  # zipfile, zlib, KeyError, ValueError: all mean "unreadable"
+        raise ModelIntegrityError(f"{path}: unreadable model file ({type(exc).__name__}: "
+                                  f"{exc}); rerun the fit that wrote it") from None
+    if str(model["checksum"]) != _model_checksum(model):
+        raise ModelIntegrityError(f"{path}: content does not match its checksum; rerun the fit "
+                                  "that wrote it")
+    phi = model["topic_word"].astype(np.float64)
+    return {"topic_word": phi / phi.sum(axis=1, keepdims=True),
+            "doc_topic_prior": float(model["doc_topic_prior"]),
+            "topic_word_prior": float(model["topic_word_prior"]),
+            "vocab_sha256": str(model["vocab_sha256"]), "method": str(model["method"])}
 
 
 def score_model(model_path: str | os.PathLike, split: HeldOutSplit | str | os.PathLike):

@@ -1,0 +1,286 @@
+"""Faults tested for real: downloads from a server on 127.0.0.1, killed runs, corrupt files.
+
+Each test here is one row of the fault table in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from same import corpus
+from same.docword import CorpusNotFoundError
+
+KOS_URL_FILE = "docword.kos.txt.gz"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Serves files of ``root``; the first path part picks the behaviour:
+    /good/, /truncate/ (announces the full length, sends half), /drop/ (closes the
+    connection mid-body), anything else 404."""
+
+    root: Path
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):
+        mode, _, name = self.path.lstrip("/").partition("/")
+        path = self.root / name
+        if mode not in ("good", "truncate", "drop") or not path.is_file():
+            self.send_error(404, "Not Found")
+            return
+        body = path.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if mode == "good":
+            self.wfile.write(body)
+        else:
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            if mode == "drop":
+                self.connection.shutdown(2)
+            self.close_connection = True
+
+
+@pytest.fixture
+def server(tmp_path):
+    """An HTTP server on 127.0.0.1 serving ``tmp_path/served``; yields (base URL, dir)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = type("Handler", (_Handler,), {"root": served})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", served
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def offline_env(monkeypatch):
+    monkeypatch.delenv("SAME_DATA_DIR", raising=False)
+
+
+def _serve_kos(served: Path, uci_dir: Path, corrupt: bool = False) -> bytes:
+    data = (uci_dir / KOS_URL_FILE).read_bytes()
+    if corrupt:
+        data = data[:100] + bytes([data[100] ^ 0xFF]) + data[101:]
+    (served / KOS_URL_FILE).write_bytes(data)
+    return data
+
+
+def test_download_from_a_server_checks_the_hash(server, uci_dir, offline_env, monkeypatch,
+                                                cache_path):
+    base, served = server
+    data = _serve_kos(served, uci_dir)
+    monkeypatch.setenv("SAME_UCI_URL", base + "/good/")
+    path = corpus.fetch("kos")
+    assert path == cache_path / KOS_URL_FILE
+    assert path.read_bytes() == data
+    assert hashlib.sha256(data).hexdigest() == corpus.REGISTRY["kos"].docword_sha256
+    assert corpus.fetch("kos") == path  # found in the cache: no second download
+
+
+@pytest.mark.parametrize("mode, corrupt, reason", [
+    ("good", True, "SHA256 hash of downloaded file"),
+    ("truncate", False, "download failed"),
+    ("drop", False, "download failed"),
+    ("missing", False, "404"),
+])
+def test_failed_download_names_url_and_hash_and_leaves_nothing(
+        server, uci_dir, offline_env, monkeypatch, cache_path, mode, corrupt, reason):
+    base, served = server
+    _serve_kos(served, uci_dir, corrupt=corrupt)
+    monkeypatch.setenv("SAME_UCI_URL", f"{base}/{mode}")
+    with pytest.raises(CorpusNotFoundError) as err:
+        corpus.fetch("kos")
+    msg = str(err.value)
+    assert f"{base}/{mode}/{KOS_URL_FILE}" in msg
+    assert corpus.REGISTRY["kos"].docword_sha256 in msg
+    assert reason in msg
+    assert sorted(p.name for p in cache_path.rglob("*")) == []
+
+
+def test_evaluator_refuses_zero_probability_for_a_scored_word():
+    """A φ with no mass on a held-out word would make the ll -inf: refused, naming both."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from same.evaluate import bidmach_loglik, heldout_loglik
+
+    phi = np.full((2, 4), 0.25)
+    phi[:, 3] = [0.0, 0.0]
+    phi[:, :3] = 1 / 3
+    observed = sp.csr_matrix(np.array([[1, 1, 0, 0], [2, 0, 1, 0]], dtype=np.float64))
+    heldout = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, 1, 0, 2]], dtype=np.float64))
+    with pytest.raises(ValueError, match=r"^topic_word gives word 3 of document 1 probability 0"):
+        heldout_loglik(phi, 0.1, observed, heldout)
+    with pytest.raises(ValueError, match=r"word 3 of document 1 probability 0"):
+        bidmach_loglik(phi, 0.1, heldout)
+    phi[:, 3] = 1e-6
+    phi /= phi.sum(axis=1, keepdims=True)
+    assert np.isfinite(heldout_loglik(phi, 0.1, observed, heldout))
+
+
+# ---------------------------------------------------------------- runs killed, files corrupted
+import json  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+SPEC = {"method": "same", "n_topics": 4, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
+        "seed": 3, "budget": 150, "params": {"n_samples": 5.0}}
+
+
+@pytest.fixture(scope="module")
+def small_split(tmp_path_factory):
+    from same.split import make_split
+    from same.synthetic import lda_corpus
+
+    syn = lda_corpus(n_docs=400, n_words=120, n_topics=4, doc_length=60, doc_topic_prior=0.1,
+                     topic_word_prior=0.05, seed=0)
+    path = tmp_path_factory.mktemp("split") / "split.npz"
+    make_split(syn.counts, test_fraction=0.2, seed=0, name="toy").save(path)
+    return path
+
+
+def cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "same.run", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def fit_args(split, out, spec=SPEC):
+    return ("fit", "--split", str(split), "--out", str(out), "--spec", json.dumps(spec),
+            "--no-progress")
+
+
+def lls(out):
+    import pandas as pd
+
+    return pd.read_csv(out / "trace.csv")["ll"].tolist()
+
+
+def test_killed_fit_leaves_nothing_and_rerun_equals_uninterrupted(small_split, tmp_path):
+    """SIGKILL and SIGTERM at several moments of a CLI fit: the output directory is absent or
+    complete, never partial; the rerun completes, clears what a SIGKILL left, and its trace
+    equals an uninterrupted run's."""
+    ref = tmp_path / "ref"
+    t0 = time.perf_counter()
+    done = cli(*fit_args(small_split, ref))
+    assert done.wait(timeout=300) == 0, done.stderr.read()
+    wall = time.perf_counter() - t0  # kill at fractions of an uninterrupted run's duration
+    killed = 0
+    for sig, delay in [(signal.SIGKILL, 0.3 * wall), (signal.SIGTERM, 0.6 * wall),
+                       (signal.SIGKILL, 0.85 * wall)]:
+        out = tmp_path / f"run_{sig}_{delay}"
+        p = cli(*fit_args(small_split, out))
+        time.sleep(delay)
+        p.send_signal(sig)
+        code = p.wait(timeout=60)
+        if code != 0:  # killed before it finished
+            killed += 1
+            assert not out.exists()
+            if sig == signal.SIGTERM:
+                assert code == 128 + signal.SIGTERM
+                assert list(tmp_path.glob(f".{out.name}.tmp*")) == []
+        again = cli(*fit_args(small_split, out))
+        assert again.wait(timeout=300) == 0, again.stderr.read()
+        assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.npz", "trace.csv"]
+        assert list(tmp_path.glob(f".{out.name}.tmp*")) == []
+        assert lls(out) == lls(ref)
+    assert killed >= 2  # the signals land mid-run (a rerun may be quicker than the first)
+
+
+@pytest.fixture(scope="module")
+def model_file(small_split, tmp_path_factory):
+    from same.runner import RunSpec, run
+
+    spec = RunSpec(**{**SPEC, "budget": 2})
+    return run(spec, small_split, tmp_path_factory.mktemp("m") / "run", progress=False) / \
+        "model.npz"
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_corrupt_model_is_refused(model_file, small_split, tmp_path, damage):
+    from same.runner import ModelIntegrityError, load_model
+
+    data = bytearray(model_file.read_bytes())
+    if damage == "flip":
+        # a byte inside the compressed topic_word member: zip CRC or our checksum catches it
+        data[len(data) // 3] ^= 0x01
+    else:
+        data = data[: len(data) // 2]
+    bad = tmp_path / "model.npz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelIntegrityError, match=r"model\.npz: (unreadable model file|content "
+                                                  r"does not match its checksum)"):
+        load_model(bad)
+    p = cli("score", "--model", str(bad), "--split", str(small_split))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2
+    assert err.count("\n") == 1 and err.startswith("python -m same.run: error: ")
+
+
+def test_model_with_edited_content_fails_its_checksum(model_file, tmp_path):
+    import numpy as np
+
+    from same.runner import ModelIntegrityError, load_model
+
+    with np.load(model_file) as z:
+        parts = {k: z[k] for k in z.files}
+    parts["topic_word_prior"] = np.float64(0.2)  # a valid file, but not what the run wrote
+    np.savez_compressed(tmp_path / "model.npz", **parts)
+    with pytest.raises(ModelIntegrityError, match="content does not match its checksum"):
+        load_model(tmp_path / "model.npz")
+
+
+def test_unwritable_results_location(small_split, tmp_path):
+    """Results under a path that cannot be created (a file where a directory should be; and, for
+    non-root users, a read-only directory): one line, exit 2, nothing written."""
+    blocker = tmp_path / "results"
+    blocker.write_text("not a directory")
+    p = cli(*fit_args(small_split, blocker / "run", {**SPEC, "budget": 1}))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and err.count("\n") == 1
+    assert "Not a directory" in err or "File exists" in err
+    if os.geteuid() != 0:  # root ignores directory permissions
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        try:
+            p = cli(*fit_args(small_split, ro / "run", {**SPEC, "budget": 1}))
+            _, err = p.communicate(timeout=120)
+        finally:
+            ro.chmod(0o755)
+        assert p.returncode == 2 and "Permission denied" in err and err.count("\n") == 1
+        assert list(ro.iterdir()) == []
+
+
+def test_full_disk_while_writing_leaves_nothing(small_split, tmp_path, monkeypatch):
+    """A write that fails with ENOSPC half-way through the outputs: no output directory, no
+    temporary directory, and the error reaches the caller (the CLI prints it in one line)."""
+    import errno
+
+    import numpy as np
+
+    from same.runner import RunSpec, run
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", full)
+    out = tmp_path / "run"
+    with pytest.raises(OSError, match="No space left on device"):
+        run(RunSpec(**{**SPEC, "budget": 1}), small_split, out, progress=False)
+    assert list(tmp_path.iterdir()) == []
