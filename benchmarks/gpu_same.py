@@ -168,6 +168,11 @@ def main() -> None:
     targets = {"seconds_per_pass_nytimes_h100": 0.3, "kernel_fraction_of_copy_bandwidth": 0.5,
                "growth_m1_to_m100": 1.3}
     result["targets"] = targets
+    model_path = Path("results/gpu/model.json")  # benchmarks/gpu_model.py: the written model
+    if model_path.is_file():
+        model = json.loads(model_path.read_text())
+        result["model_for_comparison"] = {"shape": model["shape"], "gpu": model["gpu"]["name"],
+                                          "per_pass": model["per_pass"]}
     result.update(provenance())
     out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
     write_json(out, result)

@@ -1,16 +1,13 @@
-"""CUDA sources compile (always, with nvcc); GPU parity with the NumPy path (marker gpu)."""
+"""GPU parity with the NumPy path on a real GPU (marker gpu; see test_cuda_sim.py for the
+simulator and PTX tests that run everywhere)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-CU_FILES = sorted((Path(__file__).resolve().parents[1] / "same" / "kernels").glob("*.cu"))
 
 
 def _gpu_available() -> bool:
@@ -25,27 +22,13 @@ def _gpu_available() -> bool:
 requires_gpu = pytest.mark.skipif(not _gpu_available(), reason="no CUDA device / CuPy")
 
 
-@pytest.mark.parametrize("cu", CU_FILES, ids=[p.name for p in CU_FILES])
-def test_cu_compiles_for_sm90(cu, tmp_path):
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("nvcc not found: CI must compile the CUDA sources")
-        pytest.skip("nvcc not installed")
-    res = subprocess.run([nvcc, "-arch=sm_90", "--std=c++17", "-c", str(cu), "-o",
-                          str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stderr.count("warning") == 0, res.stderr
-
-
-def test_cuda_sources_exist():
-    assert [p.name for p in CU_FILES] == ["same_lda.cu"]
-
-
 def test_cuda_module_imports_without_gpu():
+    """Importing the CUDA kernels module touches neither numba.cuda nor a driver."""
+    import sys
+
     from same.kernels import cuda
 
-    assert cuda.SOURCE.is_file()
+    assert cuda.MAX_TOPICS >= 1024 and "cupy" not in sys.modules
 
 
 @pytest.mark.gpu
@@ -87,8 +70,8 @@ def test_gpu_sweep_matches_expectation():
     mu_c = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
     np.testing.assert_allclose(cp.asnumpy(mu_g), mu_c, rtol=1e-5)
     for m in (1.0, 100.0):
-        T = cp.empty_like(g["theta"])
-        P = cp.empty_like(g["phi_t"])
+        T = cp.empty(g["theta"].shape, dtype=cp.int32)
+        P = cp.empty(g["phi_t"].shape, dtype=cp.int32)
         kernels.sample_accumulate(g["indptr"], g["indices"], g["data"], g["theta"], g["phi_t"],
                                   mu_g, m, 77, T, P)
         ratio = sp.csr_matrix((counts.data / mu_c, counts.indices, counts.indptr),

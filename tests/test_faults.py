@@ -284,3 +284,47 @@ def test_full_disk_while_writing_leaves_nothing(small_split, tmp_path, monkeypat
     with pytest.raises(OSError, match="No space left on device"):
         run(RunSpec(**{**SPEC, "budget": 1}), small_split, out, progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("method", ["same_nonzero", "same_summed", "evaluator", "vb_online"])
+def test_same_seed_one_or_two_threads_same_outputs(method):
+    """Thread count changes nothing where the method promises it: SAME (counter-based draws,
+    exact integer sums), the evaluator (per-element SDDMM, serial sparse products) and gensim's
+    VB (single process; BLAS threads pinned to 1 and 2). tomotopy with workers > 1 is not
+    reproducible by its own documentation; the workflow gives it the same threads as every
+    method and records them in meta.json."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from same.kernels.cpu import set_threads
+    from same.synthetic import lda_corpus
+
+    syn = lda_corpus(n_docs=300, n_words=80, n_topics=4, doc_length=50, seed=2)
+    before = set_threads(None)
+
+    def run():
+        if method.startswith("same"):
+            from same.sampler import SameLDA
+
+            m = SameLDA(n_topics=4, n_samples=20, max_iter=2, sampler=method.split("_")[1],
+                        random_state=0).fit(syn.counts)
+            return m.topic_word_
+        if method == "evaluator":
+            from same.evaluate import evaluate
+            from same.split import make_split
+
+            return np.array([evaluate(syn.topic_word, 0.1, make_split(syn.counts, 0.2, 0)).ll])
+        from baselines.vb import iter_vb
+
+        return next(iter_vb(syn.counts, n_topics=4, doc_topic_prior=0.1, topic_word_prior=0.1,
+                            random_state=0, passes=1, mode="online"))[0]
+
+    out = []
+    try:
+        for n in (1, 2):
+            set_threads(min(n, before))
+            with threadpool_limits(limits=n):
+                out.append(run())
+    finally:
+        set_threads(before)
+    np.testing.assert_array_equal(out[0], out[1])

@@ -11,6 +11,8 @@ i.e. as long as m × (occurrences of one word in one minibatch) stays well below
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..backend import array_module
@@ -21,9 +23,32 @@ from ..backend import array_module
 POOL = 1.0
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "incnorm", "check_finite", "POOL"]
+           "incnorm", "check_finite", "cuda_on_host", "POOL"]
 
 _WORKSPACE: dict = {}  # reusable per-range P buffers of the CPU sweep, by shape
+_HOST_CUDA = False  # route NumPy arrays to the CUDA kernels (numba-cuda's simulator)
+
+
+@contextlib.contextmanager
+def cuda_on_host():
+    """Within this block NumPy arrays go to the CUDA kernels instead of the CPU ones.
+
+    For testing the GPU path without a GPU: under numba-cuda's simulator
+    (``NUMBA_ENABLE_CUDASIM=1`` set before numba is imported) the CUDA kernels run on host
+    arrays, so a whole :class:`same.sampler.SameLDA` fit can go through them
+    (tests/sim_cases.py).  On a machine with a GPU the kernels copy host arrays over.
+    """
+    global _HOST_CUDA
+    before, _HOST_CUDA = _HOST_CUDA, True
+    try:
+        yield
+    finally:
+        _HOST_CUDA = before
+
+
+def _cpu(xp) -> bool:
+    """Whether arrays of ``xp`` go to the CPU kernels (else the CUDA ones)."""
+    return xp is np and not _HOST_CUDA
 
 
 def _check(name, a, ndim, dtype_kind=None):
@@ -83,7 +108,7 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
     xp = array_module(doc_topic)
     if out is None:
         out = xp.empty(indices.shape[0], dtype=doc_topic.dtype)
-    if xp is np:
+    if _cpu(xp):
         from .cpu import sddmm_csr
 
         return sddmm_csr(indptr, indices, np.ascontiguousarray(doc_topic),
@@ -145,9 +170,11 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     check_finite(doc_topic=doc_topic, topic_word=topic_word_t, mu=mu)
     xp = array_module(doc_topic)
     key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
-    if xp is not np:
-        return _gpu_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
-                           doc_topic_out, topic_word_out)
+    if not _cpu(xp):
+        from .cuda import sample_accumulate as cuda_sample
+
+        return cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
+                           doc_topic_out, topic_word_out, POOL)
     from . import cpu
 
     n_ranges = max(1, min(cpu.set_threads(None), n_docs))
@@ -160,21 +187,6 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
                               POOL)
     if accumulate:
         np.sum(local, axis=0, out=topic_word_out)
-    return doc_topic_out, topic_word_out
-
-
-def _gpu_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
-                doc_topic_out, topic_word_out):
-    """The CUDA sweep accumulates float32; its counts are copied into the int32 outputs."""
-    from .cuda import sample_accumulate as cuda_sample
-
-    xp = array_module(doc_topic)
-    t = xp.zeros(doc_topic_out.shape, dtype=xp.float32)
-    p = None if topic_word_out is None else xp.zeros(topic_word_out.shape, dtype=xp.float32)
-    cuda_sample(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key, t, p)
-    doc_topic_out[...] = t
-    if p is not None:
-        topic_word_out[...] = p
     return doc_topic_out, topic_word_out
 
 
@@ -199,16 +211,16 @@ def poisson(lam, key: int, out=None):
         raise ValueError(f"out has shape {out.shape}, lam has {lam.shape}")
     check_finite(lam=lam)
     key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
-    if xp is np:
+    if _cpu(xp):
         from .cpu import poisson_dense
 
         return poisson_dense(np.ascontiguousarray(lam), key, out)
     from .cuda import poisson as cuda_poisson
 
-    tmp = xp.empty(lam.shape, dtype=xp.float32)
-    cuda_poisson(xp.ascontiguousarray(lam, dtype=xp.float32), key, tmp)
-    out[...] = tmp
-    return out
+    if out.dtype != np.int32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous int32 array for the CUDA kernel, got "
+                         f"{out.dtype}")
+    return cuda_poisson(lam, key, out)
 
 
 def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
@@ -229,7 +241,7 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     check_finite(doc_topic=theta, topic_word=phi_t)
     xp = array_module(theta)
     keys = np.asarray([int(k) & 0xFFFFFFFFFFFFFFFF for k in keys], dtype=np.uint64)
-    if xp is np:
+    if _cpu(xp):
         from .cpu import summed_t_sweeps_csr
 
         summed_t_sweeps_csr(block.indptr, block.indices, block.data, theta, phi_t,
@@ -261,7 +273,7 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
     """
     check_finite(doc_topic=theta, topic_word=phi_t)
     xp = array_module(theta)
-    if xp is np:
+    if _cpu(xp):
         from . import cpu
 
         n_words = phi_t.shape[0]
@@ -288,7 +300,7 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
     φ̂'s row totals, updated in place.  Returns (phi_t, row_total).
     """
     xp = array_module(phi_t)
-    if xp is np:
+    if _cpu(xp):
         from .cpu import incnorm_t
 
         incnorm_t(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),

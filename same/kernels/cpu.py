@@ -2,9 +2,9 @@
 
 All loop over the nonzeros of a CSR block of documents, parallel over documents
 (or words), and never build an nnz × K temporary.  The per-element code
-(uniforms, Poisson draws, the draws of one nonzero) lives in
-:mod:`same.kernels.elements` and in the ``@njit`` helpers here, which the CUDA
-kernels can call too.  Counts (T, P) are int32: exact, so sums over threads do not
+(uniforms, Poisson draws, the draws of one nonzero, μ of one nonzero) lives in
+:mod:`same.kernels.elements`, which the CUDA kernels (:mod:`same.kernels.cuda`) call
+too.  Counts (T, P) are int32: exact, so sums over threads do not
 depend on how documents are split among them (float32 would lose integers above
 2^24 per cell).  Rates and row totals are computed in float64; φ and θ are stored
 as float32.
@@ -16,15 +16,11 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .elements import CAT_SALT, element_counter, poisson, uniform
+from .elements import dot_f64, draw_at, draw_nonzero, element_counter, poisson, uniform
 
 __all__ = ["sddmm_csr", "sample_accumulate_csr", "summed_t_sweeps_csr", "summed_p_sweep_csr",
            "word_order", "incnorm_t", "poisson_dense", "poisson_draws", "uniform_draws",
            "set_threads", "doc_ranges"]
-
-#: Bound on log2(K) used to choose between binary search and a guide table.
-_LOG2_TOPICS_BOUND = 8
-
 
 @njit(parallel=True, cache=True, nogil=True)
 def sddmm_csr(indptr, indices, theta, phi_t, out):  # pragma: no cover - compiled
@@ -33,99 +29,10 @@ def sddmm_csr(indptr, indices, theta, phi_t, out):  # pragma: no cover - compile
     indptr : (D+1,) int; indices : (nnz,) int word ids; theta : (D, K);
     phi_t : (W, K) C-contiguous (φ transposed); out : (nnz,) written in place.
     """
-    n_docs = indptr.shape[0] - 1
-    n_topics = theta.shape[1]
-    for d in prange(n_docs):
+    for d in prange(indptr.shape[0] - 1):
         for j in range(indptr[d], indptr[d + 1]):
-            w = indices[j]
-            s = 0.0
-            for k in range(n_topics):
-                s += theta[d, k] * phi_t[w, k]
-            out[j] = s
+            out[j] = dot_f64(theta[d], phi_t[indices[j]])
     return out
-
-
-@njit(inline="always", cache=True)
-def _categorical(x, cum, n_topics):  # pragma: no cover - compiled
-    """First k with cum[k] > x (binary search over prefix sums)."""
-    lo, hi = 0, n_topics - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cum[mid] > x:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(inline="always", cache=True)
-def _split_pooled(n, pooled, cum, guide, cat_key, ctr, t_row, p_row, accumulate):  # pragma: no cover
-    """Assign ``n`` pooled events to topics with probability ∝ their λ (Poisson splitting).
-
-    Few events: a binary search per event, O(n log K); many: a guide table (Chen & Asau
-    1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
-    """
-    n_topics = cum.shape[0]
-    if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
-        for e in range(n):
-            k = _categorical(uniform(cat_key, ctr + np.uint64(e)) * pooled, cum, n_topics)
-            t_row[k] += 1
-            if accumulate:
-                p_row[k] += 1
-        return
-    k = 0
-    step = pooled / n_topics
-    for i in range(n_topics):  # guide[i] = first topic whose cumulative λ exceeds i/K of it
-        while k < n_topics - 1 and cum[k] <= step * i:
-            k += 1
-        guide[i] = k
-    for e in range(n):
-        u = uniform(cat_key, ctr + np.uint64(e))
-        x = u * pooled
-        k = guide[int(u * n_topics)]
-        while k < n_topics - 1 and cum[k] <= x:
-            k += 1
-        t_row[k] += 1
-        if accumulate:
-            p_row[k] += 1
-
-
-@njit(inline="always", cache=True)
-def sample_nonzero(j, rate, scale, theta_row, phi_row, key, pool_max, cum, guide, t_row, p_row,
-                   accumulate):  # pragma: no cover - compiled
-    """The K Poisson draws of nonzero j: z_k ~ Poisson(scale · θ_k φ_k), added to T and P rows.
-
-    Exact, and cheaper than K independent draws: topics with λ_k ≥ ``pool_max`` are drawn one
-    by one (counter (j·(K+1) + k)·2^20); the rest are pooled, n ~ Poisson(Σ_small λ) (counter
-    (j·(K+1) + K)·2^20), and each event picks topic k with probability λ_k / Σ_small λ.  When
-    the whole nonzero's rate ``rate`` = m·c = Σ_k λ_k is below ``pool_max`` every topic is
-    pooled, and the pooled draw's own first uniform decides first whether anything is drawn
-    at all: u < 1 − rate (1 + 1e-6) implies u ≤ exp(−Σλ), the inversion's zero, so the K
-    multiply-adds are skipped without changing any result.
-    """
-    n_topics = theta_row.shape[0]
-    base = np.uint64(j) * np.uint64(n_topics + 1)
-    if rate < pool_max:
-        if uniform(key, element_counter(base + np.uint64(n_topics))) < 1.0 - rate * (1 + 1e-6):
-            return
-    pooled = 0.0
-    for k in range(n_topics):
-        lam = scale * theta_row[k] * phi_row[k]
-        if lam >= pool_max:
-            z = poisson(lam, key, element_counter(base + np.uint64(k)))
-            if z > 0:
-                t_row[k] += z
-                if accumulate:
-                    p_row[k] += z
-        else:
-            pooled += lam
-        cum[k] = pooled
-    if pooled <= 0.0:
-        return
-    ctr = element_counter(base + np.uint64(n_topics))
-    n = poisson(pooled, key, ctr)
-    if n > 0:
-        _split_pooled(n, pooled, cum, guide, key ^ CAT_SALT, ctr, t_row, p_row, accumulate)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -135,15 +42,17 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
     """Factored SAME Poisson sweep (paper Alg. 3 lines 4–11; BIDMach ``__LDA_Gibbs``).
 
     For every nonzero j = (d, w) with count c and every topic k:
-    z ~ Poisson(λ_k = m · c · θ_dk φ_kw / μ_j); T[d, k] += z; P_r[w, k] += z
-    (:func:`sample_nonzero`).  bounds : (n_ranges+1,) document boundaries; range r accumulates
-    into ``topic_word_out[r]`` (int32, shape (n_ranges, W, K), zeroed and summed by the
-    caller).  doc_topic_out : (D, K) int32, zeroed by the caller.
+    z ~ Poisson(λ_k = m · c · θ_dk φ_kw / μ_j) (:func:`same.kernels.elements.draw_at`, the
+    same per-element code as the CUDA kernel); T[d, k] += z; P_r[w, k] += z.
+    bounds : (n_ranges+1,) document boundaries; range r accumulates into
+    ``topic_word_out[r]`` (int32, shape (n_ranges, W, K), zeroed and summed by the caller).
+    doc_topic_out : (D, K) int32, zeroed by the caller.
     """
     n_topics = theta.shape[1]
     for r in prange(bounds.shape[0] - 1):
         cum = np.empty(n_topics, dtype=np.float64)
         guide = np.empty(n_topics, dtype=np.int64)
+        z = np.empty(n_topics, dtype=np.int32)
         p_all = topic_word_out[r]
         for d in range(bounds[r], bounds[r + 1]):
             t_row = doc_topic_out[d]
@@ -151,9 +60,13 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
                 if mu[j] <= 0.0:
                     continue
                 w = indices[j]
-                sample_nonzero(j, n_samples * data[j], n_samples * data[j] / mu[j], theta[d],
-                               phi_t[w], key, pool_max, cum, guide, t_row,
-                               p_all[w if accumulate_topic_word else 0], accumulate_topic_word)
+                if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
+                           cum, guide, z):
+                    p_row = p_all[w if accumulate_topic_word else 0]
+                    for k in range(n_topics):
+                        t_row[k] += z[k]
+                        if accumulate_topic_word:
+                            p_row[k] += z[k]
 
 
 @njit(inline="always", cache=True, fastmath={"contract", "reassoc"})
@@ -179,7 +92,7 @@ def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_sc
 
     Per document d and sweep i: acc_k = Σ_w c_dw φ_kw / μ_dw (one pass over the document's
     nonzeros, μ computed on the fly), T_dk ~ Poisson(m θ_dk acc_k) drawn by
-    :func:`sample_nonzero` as element d of key ``keys[i]`` (their total rate is exactly
+    :func:`~same.kernels.elements.draw_nonzero` as element d of key ``keys[i]`` (their total rate is exactly
     m · tokens_d, so small rates are pooled), θ_d ← T_d / s + α in place.  A document's θ depends on its own
     nonzeros only, so every sweep runs while they are in cache.  Finally
     ``ratio_out[j] = c_j / μ_j`` with the last θ, for the P sweep.  μ and acc are summed in
@@ -203,8 +116,8 @@ def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_sc
                 ph = phi_t[indices[j]]
                 _axpy(acc, data[j] / max(_dot(th, ph), 1e-30), ph)
             t_row[:] = 0
-            sample_nonzero(d, n_samples * tokens, n_samples, th, acc, keys[i], pool_max, cum,
-                           guide, t_row, t_row, False)
+            draw_nonzero(d, n_samples * tokens, n_samples, th, acc, keys[i], pool_max, cum,
+                         guide, t_row)
             for k in range(n_topics):
                 th[k] = t_row[k] / prior_scale + doc_topic_prior
         for j in range(indptr[d], indptr[d + 1]):
@@ -239,7 +152,7 @@ def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_
     Word-major over the block's CSC order (:func:`word_order`), so each word's sum runs over
     its documents in a fixed order on one thread: no atomics, no per-thread buffers, and the
     result does not depend on the thread count.  The K draws of word w are element w of
-    ``key`` in :func:`sample_nonzero` (their total rate is exactly m · counts[w], the word's
+    ``key`` in :func:`~same.kernels.elements.draw_nonzero` (their total rate is exactly m · counts[w], the word's
     occurrences in the block, so small rates are pooled).
     p_out : (W, K) int32, fully written (zero for words absent from the block).
     """
@@ -255,8 +168,8 @@ def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_
             _axpy(acc, ratio[col_nz[e]], theta[col_doc[e]])
         pw = p_out[w]
         pw[:] = 0
-        sample_nonzero(w, n_samples * counts[w], n_samples, acc, phi_t[w], key, pool_max, cum,
-                       guide, pw, pw, False)
+        draw_nonzero(w, n_samples * counts[w], n_samples, acc, phi_t[w], key, pool_max, cum,
+                     guide, pw)
 
 
 @njit(parallel=True, cache=True, nogil=True)

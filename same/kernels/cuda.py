@@ -1,98 +1,220 @@
-"""CUDA kernels (``same_lda.cu``) behind the same wrappers as the CPU ones.
+"""CUDA kernels (numba-cuda) behind the same wrappers as the CPU ones.
 
-The module is compiled lazily with ``cupy.RawModule`` once per device
-(``functools.lru_cache`` on the device id), so importing :mod:`same` on a
-machine without CUDA never touches it.  Everything is float32 with int32
-word ids and int64 row pointers.
+Every kernel here calls the per-element functions of :mod:`same.kernels.elements` -- the
+counter-based uniform, the exact Poisson draw, the draws of one (nonzero, topic) row with
+small-λ pooling, the μ of one nonzero -- which the CPU kernels (:mod:`same.kernels.cpu`)
+call too: one source, and given the same θ, φ, μ and key both produce the same integer
+counts (the only difference is how they are added up: per-thread buffers on the CPU,
+integer atomics here, both exact).
+
+Kernels (signatures in :func:`signatures`, compiled to PTX for sm_80 and sm_90 and run under
+numba-cuda's simulator in the test suite):
+
+- ``sddmm``: one block per document, its threads striding over the document's nonzeros;
+  μ_j in float64 (as the CPU), stored as float32 or float64.  Cost on a GPU: each thread
+  reads a φ row of K values (coalesced only across topics of one thread: a warp reads 32
+  rows), and θ_d from L1; no reduction across threads, so no warp shuffles are needed.
+- ``sample_accumulate``: one block per document, a thread per nonzero (striding), each
+  drawing its K counts into a local array (registers/local memory, K ≤ :data:`MAX_TOPICS`)
+  and adding the nonzero ones to T and P with ``atomicAdd`` on int32.  Atomics per sweep
+  ≤ 2 · (nonzero, topic) pairs with a positive draw; for a trained model most λ are tiny and
+  the early exit skips them.
+- ``poisson_dense``: a grid-stride loop, element i from counter i·2^20 (the summed sampler's
+  T and P draws after CuPy's sparse products).
+
+Launches go on CuPy's current stream (``numba.cuda.external_stream``); under the simulator
+(``NUMBA_ENABLE_CUDASIM=1``) the same kernels run on host NumPy arrays
+(:func:`same.kernels.cuda_on_host`).  Importing this module never initialises CUDA.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+import types
 
 import numpy as np
+from numba import cuda, float64, int32, int64  # importing touches no driver
+from numba.core import config
 
-SOURCE = Path(__file__).with_name("same_lda.cu")
-THREADS = 128  # 4 warps per document block
+from .elements import dot_f64, draw_at, element_counter
+from .elements import poisson as poisson_draw
+
+#: Largest K the GPU sampling kernel supports (size of its per-thread local arrays).
+MAX_TOPICS = 1024
+#: Threads per block of the per-document kernels.
+THREADS = 128
+
+__all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS", "signatures",
+           "kernel_functions", "python_twins"]
+
+
+# The kernels as plain Python functions; :func:`kernel_functions` JIT-compiles them for the
+# device and same.kernels.ptx compiles them to PTX.  They use the module-level ``cuda`` so that
+# numba-cuda's simulator can substitute its own.
+def sddmm_kernel(indptr, indices, theta, phi_t, out):  # pragma: no cover - device code
+    d = cuda.blockIdx.x
+    for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
+        out[j] = dot_f64(theta[d], phi_t[indices[j]])
+
+
+def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out, p_out,
+                  accumulate, pool_max):  # pragma: no cover - device code
+    d = cuda.blockIdx.x
+    n_topics = theta.shape[1]
+    cum = cuda.local.array(MAX_TOPICS, float64)
+    guide = cuda.local.array(MAX_TOPICS, int64)
+    z = cuda.local.array(MAX_TOPICS, int32)
+    for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
+        if mu[j] > 0.0:
+            w = indices[j]
+            if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
+                       cum[:n_topics], guide[:n_topics], z[:n_topics]):
+                for k in range(n_topics):
+                    if z[k] > 0:
+                        cuda.atomic.add(t_out, (d, k), z[k])
+                        if accumulate:
+                            cuda.atomic.add(p_out, (w, k), z[k])
+
+
+def poisson_kernel(lam, key, out):  # pragma: no cover - device code
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, lam.shape[0], stride):
+        out[i] = poisson_draw(lam[i], key, element_counter(i))
+
+
+def python_twins() -> dict:
+    """The per-element functions of :mod:`same.kernels.elements` as plain Python, calling one
+    another (their ``py_func`` code with shared globals).
+
+    numba-cuda's simulator runs kernels as Python and hands them wrapped arrays that compiled
+    njit functions cannot take; the simulated kernels call these twins instead: the same
+    source, so the simulator tests the code a GPU compiles.
+    """
+    from numba.core.registry import CPUDispatcher
+
+    from . import elements
+
+    shared = dict(vars(elements))
+    for name, obj in vars(elements).items():
+        if isinstance(obj, CPUDispatcher):
+            f = obj.py_func
+            shared[name] = types.FunctionType(f.__code__, shared, f.__name__, f.__defaults__,
+                                              f.__closure__)
+    return shared
+
+
+if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
+    _twins = python_twins()
+    dot_f64, draw_at = _twins["dot_f64"], _twins["draw_at"]
+    element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
+
+
+def _kernel_sources() -> dict:
+    """kernel name → its Python function (for :func:`kernel_functions` and PTX compilation)."""
+    return {"sddmm": sddmm_kernel, "sample_accumulate": sample_kernel,
+            "poisson_dense": poisson_kernel}
+
+
+def signatures() -> dict:
+    """kernel name → the argument types it is launched with (every one is compiled to PTX)."""
+    from numba import types as t
+
+    csr = (t.int64[::1], t.int32[::1])
+    f32m, f64m = t.float32[:, ::1], t.float64[:, ::1]
+    return {
+        "sddmm": [(*csr, f32m, f32m, t.float32[::1]), (*csr, f64m, f64m, t.float64[::1])],
+        "sample_accumulate": [(*csr, t.float32[::1], f32m, f32m, t.float32[::1], t.float64,
+                               t.uint64, t.int32[:, ::1], t.int32[:, ::1], t.boolean,
+                               t.float64)],
+        "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
+                          (t.float64[::1], t.uint64, t.int32[::1])],
+    }
 
 
 @functools.lru_cache(maxsize=None)
-def _module(device_id: int):
-    import cupy as cp
-
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=SOURCE.read_text(), options=("--std=c++17",),
-                            name_expressions=None)
+def kernel_functions() -> dict:
+    """kernel name → ``numba.cuda.jit`` kernel (compiled lazily, per signature, at launch)."""
+    return {name: cuda.jit(f) for name, f in _kernel_sources().items()}
 
 
-def _kernel(name: str):
-    import cupy as cp
+def _launch(name: str, grid: int, block: int, *args):
+    kernel = kernel_functions()[name]
+    xp = _xp(args)
+    if xp is np:  # host arrays: the CUDA simulator (same.kernels.cuda_on_host)
+        kernel[grid, block](*args)
+        return
+    stream = cuda.external_stream(xp.cuda.get_current_stream().ptr)
+    kernel[grid, block, stream](*args)
 
-    return _module(cp.cuda.Device().id).get_function(name)
+
+def _xp(args):
+    from ..backend import array_module
+
+    for a in args:
+        if hasattr(a, "shape") and getattr(a, "ndim", 0) > 0:
+            return array_module(a)
+    return np
 
 
 def _csr(indptr, indices):
-    import cupy as cp
-
-    return (cp.ascontiguousarray(indptr, dtype=cp.int64),
-            cp.ascontiguousarray(indices, dtype=cp.int32))
+    xp = _xp((indptr,))
+    return (xp.ascontiguousarray(indptr, dtype=xp.int64),
+            xp.ascontiguousarray(indices, dtype=xp.int32))
 
 
 def _f32(name, a):
-    import cupy as cp
-
-    if a.dtype != cp.float32:
-        raise ValueError(f"{name} must be float32 on the GPU, got {a.dtype}")
-    return cp.ascontiguousarray(a)
+    if a.dtype != np.float32:
+        raise ValueError(f"{name} must be float32 for the CUDA kernels, got {a.dtype}")
+    return _xp((a,)).ascontiguousarray(a)
 
 
 def sddmm(indptr, indices, doc_topic, topic_word_t, out):
-    """GPU SDDMM: μ_j = Σ_k θ_dk φ_kw_j, float32 or float64 (see :func:`same.kernels.sddmm`)."""
-    import cupy as cp
-
+    """CUDA SDDMM: μ_j = Σ_k θ_dk φ_kw_j, float32 or float64 (see :func:`same.kernels.sddmm`)."""
     indptr, indices = _csr(indptr, indices)
-    if doc_topic.dtype not in (cp.float32, cp.float64):
-        raise ValueError(f"doc_topic must be float32 or float64, got {doc_topic.dtype}")
-    theta = cp.ascontiguousarray(doc_topic)
-    phi_t = cp.ascontiguousarray(topic_word_t)
-    n_docs, n_topics = theta.shape
-    name = "same_sddmm_f32" if theta.dtype == cp.float32 else "same_sddmm_f64"
-    if n_docs:
-        _kernel(name)((n_docs,), (THREADS,),
-                      (indptr, indices, theta, phi_t, out, np.int32(n_docs), np.int32(n_topics)),
-                      shared_mem=theta.dtype.itemsize * n_topics)
+    xp = _xp((doc_topic,))
+    theta = xp.ascontiguousarray(doc_topic)
+    phi_t = xp.ascontiguousarray(topic_word_t)
+    if theta.shape[0]:
+        _launch("sddmm", theta.shape[0], THREADS, indptr, indices, theta, phi_t, out)
     return out
 
 
 def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samples, key,
-                      doc_topic_out, topic_word_out=None):
-    """GPU Poisson sweep with accumulation (see :func:`same.kernels.sample_accumulate`)."""
-    import cupy as cp
+                      doc_topic_out, topic_word_out, pool_max):
+    """CUDA Poisson sweep with accumulation (see :func:`same.kernels.sample_accumulate`).
 
+    doc_topic_out, topic_word_out : int32, zeroed here; ``topic_word_out`` None: no P.
+
+    Raises
+    ------
+    ValueError
+        K above :data:`MAX_TOPICS`, or not-float32 inputs.
+    """
     indptr, indices = _csr(indptr, indices)
+    xp = _xp((doc_topic,))
     theta = _f32("doc_topic", doc_topic)
     phi_t = _f32("topic_word_t", topic_word_t)
     n_docs, n_topics = theta.shape
+    if n_topics > MAX_TOPICS:
+        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got {n_topics}")
     accumulate = topic_word_out is not None
-    if accumulate:
-        topic_word_out[...] = 0
-    p_out = topic_word_out if accumulate else cp.empty((1,), dtype=cp.float32)
+    doc_topic_out[...] = 0
+    p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
+    p_out[...] = 0
     if n_docs:
-        _kernel("same_sample_accumulate")(
-            (n_docs,), (THREADS,),
-            (indptr, indices, _f32("data", data), theta, phi_t, _f32("mu", mu),
-             np.float64(n_samples), np.uint64(key), doc_topic_out, p_out, np.int32(accumulate),
-             np.int32(n_docs), np.int32(n_topics)),
-            shared_mem=8 * n_topics)
+        _launch("sample_accumulate", n_docs, THREADS, indptr, indices, _f32("data", data),
+                theta, phi_t, _f32("mu", mu), np.float64(n_samples), np.uint64(key),
+                doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max))
     return doc_topic_out, topic_word_out
 
 
 def poisson(lam, key, out):
-    """Elementwise Poisson draws on the GPU (see :func:`same.kernels.poisson`)."""
-    lam = _f32("lam", lam)
-    n = lam.size
+    """Elementwise Poisson draws (see :func:`same.kernels.poisson`); out int32, lam's shape."""
+    xp = _xp((lam,))
+    flat = xp.ascontiguousarray(lam).reshape(-1)
+    flat_out = out.reshape(-1)
+    n = flat.shape[0]
     if n:
-        blocks = min((n + 255) // 256, 65535)
-        _kernel("same_poisson_dense")((blocks,), (256,), (lam, np.uint64(key), out, np.int64(n)))
+        blocks = min((n + 255) // 256, 4096)
+        _launch("poisson_dense", blocks, 256, flat, np.uint64(key), flat_out)
     return out

@@ -1,6 +1,9 @@
-"""Per-element code shared by every sampling kernel: counter-based uniforms and exact Poisson
-draws.  Plain ``@numba.njit`` functions, so the CPU kernels (``prange``) and the CUDA kernels
-(numba-cuda compiles plain njit callees for the device) call the same source.
+"""Per-element code shared by every sampling kernel: counter-based uniforms, exact Poisson
+draws, the draws of one nonzero, μ of one nonzero.  Plain ``@numba.njit`` functions, so the CPU
+kernels (``prange``) and the CUDA kernels (numba-cuda compiles njit callees for the device)
+call the same source; under numba-cuda's simulator the CUDA kernels run this same source as
+Python (:func:`same.kernels.cuda.python_twins`), which is why scalars whose type matters are
+written with explicit NumPy types.
 
 Random numbers come from a counter-based generator: the uniform for counter ``ctr`` of stream
 ``key`` is ``splitmix64(key + ctr·γ)``.  Every sampling call gets a fresh key (derived from the
@@ -18,7 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["mix64", "uniform", "poisson", "element_counter", "INVERSION_MAX", "CAT_SALT"]
+__all__ = ["mix64", "uniform", "poisson", "element_counter", "dot_f64", "draw_nonzero", "draw_at",
+           "INVERSION_MAX", "CAT_SALT"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -113,3 +117,98 @@ def poisson(lam, key, base):  # pragma: no cover - compiled
 def element_counter(i):  # pragma: no cover - compiled
     """First counter owned by element i of a call (i·2^20)."""
     return np.uint64(i) << _S20
+
+
+@njit(inline="always", cache=True)
+def dot_f64(a, b):  # pragma: no cover - compiled
+    """Σ_k a_k b_k, each product in the arrays' precision, summed in float64 in order k = 0..K−1
+    (μ of one nonzero: the SDDMM of the CPU and CUDA kernels and of the evaluator)."""
+    s = np.float64(0.0)  # explicit, so NumPy's scalar rules agree when run as Python
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    return s
+
+
+@njit(inline="always", cache=True)
+def _categorical(x, cum, n_topics):  # pragma: no cover - compiled
+    """First k with cum[k] > x (binary search over prefix sums)."""
+    lo, hi = 0, n_topics - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(inline="always", cache=True)
+def _split_pooled(n, pooled, cum, guide, cat_key, ctr, z):  # pragma: no cover - compiled
+    """Add ``n`` pooled events to z, topic k with probability ∝ its λ (Poisson splitting).
+
+    Few events: a binary search per event, O(n log K); many: a guide table (Chen & Asau
+    1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
+    """
+    n_topics = cum.shape[0]
+    if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
+        for e in range(n):
+            z[_categorical(uniform(cat_key, ctr + np.uint64(e)) * pooled, cum, n_topics)] += 1
+        return
+    k = 0
+    step = pooled / n_topics
+    for i in range(n_topics):  # guide[i] = first topic whose cumulative λ exceeds i/K of it
+        while k < n_topics - 1 and cum[k] <= step * i:
+            k += 1
+        guide[i] = k
+    for e in range(n):
+        u = uniform(cat_key, ctr + np.uint64(e))
+        x = u * pooled
+        k = guide[int(u * n_topics)]
+        while k < n_topics - 1 and cum[k] <= x:
+            k += 1
+        z[k] += 1
+
+
+@njit(inline="always", cache=True)
+def draw_nonzero(j, rate, scale, theta_row, phi_row, key, pool_max, cum, guide,
+                 z):  # pragma: no cover - compiled
+    """The K Poisson draws of element j: z_k ~ Poisson(scale · θ_k φ_k), written to z (int).
+
+    Returns False (z untouched) when nothing was drawn by the early exit below, else True.
+    Exact, and cheaper than K independent draws: topics with λ_k ≥ ``pool_max`` are drawn one
+    by one (counter (j·(K+1) + k)·2^20); the rest are pooled, n ~ Poisson(Σ_small λ) (counter
+    (j·(K+1) + K)·2^20), and each event picks topic k with probability λ_k / Σ_small λ.  When
+    the total rate ``rate`` = Σ_k λ_k is below ``pool_max`` every topic is pooled, and the
+    pooled draw's own first uniform decides first whether anything is drawn at all:
+    u < 1 − rate (1 + 1e-6) implies u ≤ exp(−Σλ), the inversion's zero, so the K
+    multiply-adds are skipped without changing any result.  cum, guide: scratch of length K.
+    """
+    n_topics = theta_row.shape[0]
+    base = np.uint64(j) * np.uint64(n_topics + 1)
+    if rate < pool_max:
+        if uniform(key, element_counter(base + np.uint64(n_topics))) < 1.0 - rate * (1 + 1e-6):
+            return False
+    pooled = np.float64(0.0)
+    for k in range(n_topics):
+        z[k] = 0
+        lam = scale * theta_row[k] * phi_row[k]
+        if lam >= pool_max:
+            z[k] = poisson(lam, key, element_counter(base + np.uint64(k)))
+        else:
+            pooled += lam
+        cum[k] = pooled
+    if pooled > 0.0:
+        ctr = element_counter(base + np.uint64(n_topics))
+        n = poisson(pooled, key, ctr)
+        if n > 0:
+            _split_pooled(n, pooled, cum, guide, key ^ CAT_SALT, ctr, z)
+    return True
+
+
+@njit(inline="always", cache=True)
+def draw_at(j, count, n_samples, mu_j, theta_row, phi_row, key, pool_max, cum, guide,
+            z):  # pragma: no cover - compiled
+    """Algorithm 3's draws for nonzero j = (d, w) with count c and μ_j:
+    z_k ~ Poisson(m c θ_dk φ_kw / μ_j) (:func:`draw_nonzero`, rate m·c)."""
+    rate = n_samples * count
+    return draw_nonzero(j, rate, rate / mu_j, theta_row, phi_row, key, pool_max, cum, guide, z)

@@ -1,0 +1,124 @@
+"""Compile the CUDA kernels to PTX and assemble them with ``ptxas``, without a GPU.
+
+``numba.cuda.compile_ptx`` compiles a kernel for a given compute capability with
+numba-cuda's real compiler (NVVM).  Device functions called by a kernel (our shared
+per-element ``@njit`` functions) are compiled by numba-cuda for "the current device",
+which it asks the CUDA driver for; with no driver, :func:`compile_kernels` tells it
+the target capability instead (:func:`_target_capability`), so the PTX is exactly what a
+GPU of that capability would get.  ``ptxas`` comes from the ``nvidia-cuda-nvcc-cu12``
+wheel (pulled in by ``numba-cuda[cu12]``) or the CUDA toolkit on ``PATH``.
+
+    python -m same.kernels.ptx --cc 9.0 --out ptx/    # one .ptx and .cubin per kernel
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+__all__ = ["compile_kernels", "ptxas_path", "assemble"]
+
+
+@contextlib.contextmanager
+def _target_capability(cc: tuple[int, int]):
+    """Let numba-cuda compile device functions for ``cc`` with no driver present."""
+    from numba.cuda import dispatcher
+
+    real = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = real
+
+
+def compile_kernels(cc: tuple[int, int] = (9, 0)) -> dict[str, list[str]]:
+    """PTX of every kernel of :mod:`same.kernels.cuda` for every launch signature.
+
+    Returns
+    -------
+    {kernel name: [PTX text per signature of :func:`same.kernels.cuda.signatures`]}
+
+    Raises
+    ------
+    numba.core.errors.TypingError, numba.cuda.cudadrv.error.NvvmError
+        A kernel that does not compile for the target.
+    """
+    from numba import cuda
+
+    from .cuda import _kernel_sources, signatures
+
+    sources = _kernel_sources()
+    out: dict[str, list[str]] = {}
+    with _target_capability(cc):
+        for name, sigs in signatures().items():
+            out[name] = [cuda.compile_ptx(sources[name], sig, cc=cc)[0] for sig in sigs]
+    return out
+
+
+def ptxas_path() -> str | None:
+    """The ``ptxas`` of the nvidia-cuda-nvcc wheel, else the one on PATH, else None."""
+    try:
+        import nvidia.cuda_nvcc as nvcc
+
+        for root in nvcc.__path__:
+            p = Path(root) / "bin" / "ptxas"
+            if p.is_file():
+                return str(p)
+    except ImportError:
+        pass
+    return shutil.which("ptxas")
+
+
+def assemble(ptx: str, arch: str = "sm_90") -> bytes:
+    """Assemble PTX with ``ptxas -arch=<arch>``; returns the cubin.
+
+    Raises
+    ------
+    FileNotFoundError
+        No ptxas found.
+    RuntimeError
+        ptxas rejected the PTX (its message included).
+    """
+    exe = ptxas_path()
+    if exe is None:
+        raise FileNotFoundError("ptxas not found: pip install 'numba-cuda[cu12]' (it brings "
+                                "nvidia-cuda-nvcc-cu12) or put the CUDA toolkit on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
+        src.write_text(ptx)
+        res = subprocess.run([exe, f"-arch={arch}", str(src), "-o", str(dst)],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"ptxas -arch={arch} failed: {res.stderr.strip()}")
+        return dst.read_bytes()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m same.kernels.ptx",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0 or 9.0")
+    ap.add_argument("--out", default=None, help="directory for .ptx and .cubin files")
+    args = ap.parse_args(argv)
+    cc = tuple(int(x) for x in args.cc.split("."))
+    arch = f"sm_{cc[0]}{cc[1]}"
+    for name, ptxs in compile_kernels(cc).items():
+        for i, ptx in enumerate(ptxs):
+            cubin = assemble(ptx, arch)
+            print(f"{name}[{i}]: {len(ptx)} bytes PTX, {len(cubin)} bytes {arch} cubin")
+            if args.out:
+                d = Path(args.out)
+                d.mkdir(parents=True, exist_ok=True)
+                (d / f"{name}_{i}.ptx").write_text(ptx)
+                (d / f"{name}_{i}.{arch}.cubin").write_bytes(cubin)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
