@@ -86,13 +86,40 @@ def _poisson(dtype):
     return bool(np.array_equal(cpu, gpu)), f"{int((lam >= 10).sum())} draws with λ ≥ 10"
 
 
-def _fit():
+def _summed(n_topics, m):
+    counts, theta, phi_t = problem(7, 30, n_topics, seed=4)
+    out = []
+    for host_cuda in (False, True):
+        th = theta.copy()
+        ratio = np.empty(counts.nnz, dtype=np.float32)
+        P = np.empty(phi_t.shape, dtype=np.int32)
+        ctx = kernels.cuda_on_host() if host_cuda else _nothing()
+        with ctx:
+            kernels.summed_t_sweeps(counts, th, phi_t, m, 1.0, 0.1, [11, 12], ratio)
+            kernels.summed_p_sweep(counts, ratio, th, phi_t, m, 13, P)
+        out.append((th, ratio, P))
+    (t0, r0, p0), (t1, r1, p1) = out
+    ok = np.array_equal(t0, t1) and np.array_equal(r0, r1) and np.array_equal(p0, p1)
+    return ok and int(p0.sum()) > 0, (f"θ equal: {np.array_equal(t0, t1)}, c/μ equal: "
+                                      f"{np.array_equal(r0, r1)}, P equal: "
+                                      f"{np.array_equal(p0, p1)}, {int(p0.sum())} events")
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _fit(sampler="nonzero"):
     from same.sampler import SameLDA
     from same.synthetic import lda_corpus
 
     syn = lda_corpus(n_docs=40, n_words=30, n_topics=3, doc_length=20, seed=1)
     params = dict(n_topics=3, n_samples=3.0, max_iter=2, n_inner=2, batch_size=20,
-                  random_state=4, sampler="nonzero")
+                  random_state=4, sampler=sampler)
     cpu = SameLDA(**params).fit(syn.counts)
     with kernels.cuda_on_host():
         gpu = SameLDA(**params).fit(syn.counts)
@@ -112,7 +139,10 @@ CASES = {
     "sweep_k64": lambda: _sweep(64, 50.0, seed=3),
     "poisson_f32": lambda: _poisson(np.float32),
     "poisson_f64": lambda: _poisson(np.float64),
+    "summed_k37_m100": lambda: _summed(37, 100.0),
+    "summed_k5_m_below_1": lambda: _summed(5, 0.5),
     "samelda_fit": _fit,
+    "samelda_fit_summed": lambda: _fit("summed"),
 }
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gpu_sim
 HERE = Path(__file__).resolve().parent
 SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m_below_1",
              "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "poisson_f32", "poisson_f64",
-             "samelda_fit"]
+             "summed_k37_m100", "summed_k5_m_below_1", "samelda_fit", "samelda_fit_summed"]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,8 @@ def ptx(request):
     return request.param, compile_kernels(request.param)
 
 
-@pytest.mark.parametrize("kernel", ["sddmm", "sample_accumulate", "poisson_dense"])
+@pytest.mark.parametrize("kernel", ["sddmm", "sample_accumulate", "poisson_dense",
+                                    "summed_t_sweeps", "summed_p_sweep"])
 def test_kernel_compiles_to_ptx_and_assembles(ptx, kernel):
     from same.kernels.cuda import signatures
     from same.kernels.ptx import assemble

@@ -228,10 +228,9 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     """The summed sampler's T sweeps (one per key), θ updated in place; then c/μ per nonzero.
 
     Per sweep: T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw), θ ← T/s + α; finally
-    ``ratio_out[j] = c_j / μ_j`` with the last θ.  CPU: one fused kernel
-    (:func:`same.kernels.cpu.summed_t_sweeps_csr`, small rates pooled); GPU: CuPy sparse
-    products and :func:`poisson` per sweep (equal in distribution, other counters until the
-    GPU kernels share the CPU's per-element code).
+    ``ratio_out[j] = c_j / μ_j`` with the last θ.  One fused kernel, a document at a time
+    (:func:`same.kernels.elements.summed_t_doc`; CPU :func:`same.kernels.cpu.summed_t_sweeps_csr`,
+    GPU :func:`same.kernels.cuda.summed_t_sweeps`): the same counts on both.
 
     Raises
     ------
@@ -248,28 +247,19 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
                             float(n_samples), float(prior_scale), float(doc_topic_prior), keys,
                             ratio_out, POOL)
         return theta, ratio_out
-    from ..backend import sparse_module
+    from .cuda import summed_t_sweeps as cuda_t_sweeps
 
-    dt = theta.dtype.type
-    T = xp.empty(theta.shape, dtype=xp.int32)
-    for key in list(keys) + [None]:
-        mu = sddmm(block.indptr, block.indices, theta, phi_t)
-        ratio_out[...] = block.data / xp.maximum(mu, dt(1e-30))
-        if key is None:
-            break
-        ratio = sparse_module(xp).csr_matrix((ratio_out, block.indices, block.indptr),
-                                             shape=block.shape)
-        poisson(xp.ascontiguousarray(dt(n_samples) * theta * (ratio @ phi_t)), int(key), out=T)
-        theta[...] = T / dt(prior_scale) + dt(doc_topic_prior)
-    return theta, ratio_out
+    return cuda_t_sweeps(block.indptr, block.indices, block.data, theta, phi_t, n_samples,
+                         prior_scale, doc_topic_prior, keys, ratio_out, POOL)
 
 
 def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out):
     """The summed sampler's P sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
 
-    ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`); counter (w·K + k)·2^20.
-    p_out : (W, K) int32, overwritten.  CPU: word-major kernel over the block's CSC order
-    (no atomics); GPU: a CuPy sparse product and :func:`poisson`.
+    ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`); word w is element w of
+    ``key`` (:func:`same.kernels.elements.draw_nonzero`).  p_out : (W, K) int32, overwritten.
+    Word-major over the block's CSC order, no atomics
+    (:func:`same.kernels.elements.summed_p_word`, on the CPU and the GPU alike).
     """
     check_finite(doc_topic=theta, topic_word=phi_t)
     xp = array_module(theta)
@@ -286,11 +276,10 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
                                float(n_samples), np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF), p_out,
                                POOL)
         return p_out
-    from ..backend import sparse_module
+    from .cuda import summed_p_sweep as cuda_p_sweep
 
-    r = sparse_module(xp).csr_matrix((ratio, block.indices, block.indptr), shape=block.shape)
-    lam = theta.dtype.type(n_samples) * phi_t * (r.T @ theta)
-    return poisson(xp.ascontiguousarray(lam), key, out=p_out)
+    return cuda_p_sweep(block.indptr, block.indices, block.data, ratio, theta, phi_t, n_samples,
+                        int(key) & 0xFFFFFFFFFFFFFFFF, p_out, POOL)
 
 
 def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, rho: float):

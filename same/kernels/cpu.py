@@ -16,7 +16,15 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .elements import dot_f64, draw_at, draw_nonzero, element_counter, poisson, uniform
+from .elements import (
+    dot_f64,
+    draw_at,
+    element_counter,
+    poisson,
+    summed_p_word,
+    summed_t_doc,
+    uniform,
+)
 
 __all__ = ["sddmm_csr", "sample_accumulate_csr", "summed_t_sweeps_csr", "summed_p_sweep_csr",
            "word_order", "incnorm_t", "poisson_dense", "poisson_draws", "uniform_draws",
@@ -69,59 +77,23 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
                             p_row[k] += z[k]
 
 
-@njit(inline="always", cache=True, fastmath={"contract", "reassoc"})
-def _dot(a, b):  # pragma: no cover - compiled
-    """Σ_k a_k b_k in the arrays' precision (float32 for θ·φ: K terms, relative error ~K·2^-24)."""
-    s = a.dtype.type(0.0)
-    for k in range(a.shape[0]):
-        s += a[k] * b[k]
-    return s
-
-
-@njit(inline="always", cache=True, fastmath={"contract", "reassoc"})
-def _axpy(acc, r, x):  # pragma: no cover - compiled
-    """acc += r · x."""
-    for k in range(acc.shape[0]):
-        acc[k] += r * x[k]
-
-
-@njit(parallel=True, cache=True, nogil=True, fastmath={"contract", "reassoc"})
+@njit(parallel=True, cache=True, nogil=True)
 def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
                         doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - compiled
-    """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused.
+    """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused
+    (:func:`~same.kernels.elements.summed_t_doc`, the CUDA kernel's code too).
 
-    Per document d and sweep i: acc_k = Σ_w c_dw φ_kw / μ_dw (one pass over the document's
-    nonzeros, μ computed on the fly), T_dk ~ Poisson(m θ_dk acc_k) drawn by
-    :func:`~same.kernels.elements.draw_nonzero` as element d of key ``keys[i]`` (their total rate is exactly
-    m · tokens_d, so small rates are pooled), θ_d ← T_d / s + α in place.  A document's θ depends on its own
-    nonzeros only, so every sweep runs while they are in cache.  Finally
-    ``ratio_out[j] = c_j / μ_j`` with the last θ, for the P sweep.  μ and acc are summed in
-    the storage precision (float32: sums of at most K resp. a document's nonzeros positive
-    terms); the rate m θ acc is formed in float64.
+    A document's θ depends on its own nonzeros only, so every sweep runs while they are in
+    cache; no nnz-sized temporaries.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ.
     """
-    n_docs = indptr.shape[0] - 1
     n_topics = theta.shape[1]
-    for d in prange(n_docs):
-        th = theta[d]
+    for d in prange(indptr.shape[0] - 1):
         acc = np.empty(n_topics, dtype=theta.dtype)
         cum = np.empty(n_topics, dtype=np.float64)
         guide = np.empty(n_topics, dtype=np.int64)
         t_row = np.empty(n_topics, dtype=np.int32)
-        tokens = 0.0
-        for j in range(indptr[d], indptr[d + 1]):
-            tokens += data[j]
-        for i in range(keys.shape[0]):
-            acc[:] = 0.0
-            for j in range(indptr[d], indptr[d + 1]):
-                ph = phi_t[indices[j]]
-                _axpy(acc, data[j] / max(_dot(th, ph), 1e-30), ph)
-            t_row[:] = 0
-            draw_nonzero(d, n_samples * tokens, n_samples, th, acc, keys[i], pool_max, cum,
-                         guide, t_row)
-            for k in range(n_topics):
-                th[k] = t_row[k] / prior_scale + doc_topic_prior
-        for j in range(indptr[d], indptr[d + 1]):
-            ratio_out[j] = data[j] / max(_dot(th, phi_t[indices[j]]), 1e-30)
+        summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                     doc_topic_prior, keys, ratio_out, pool_max, acc, cum, guide, t_row)
 
 
 @njit(cache=True, nogil=True)
@@ -144,32 +116,23 @@ def word_order(indptr, indices, n_words, col_ptr, col_doc, col_nz):  # pragma: n
             fill[w] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True, fastmath={"contract", "reassoc"})
+@njit(parallel=True, cache=True, nogil=True)
 def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
                        p_out, pool_max):  # pragma: no cover - compiled
-    """The summed sampler's last sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
+    """The summed sampler's last sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw), word-major
+    (:func:`~same.kernels.elements.summed_p_word`, the CUDA kernel's code too).
 
-    Word-major over the block's CSC order (:func:`word_order`), so each word's sum runs over
-    its documents in a fixed order on one thread: no atomics, no per-thread buffers, and the
-    result does not depend on the thread count.  The K draws of word w are element w of
-    ``key`` in :func:`~same.kernels.elements.draw_nonzero` (their total rate is exactly m · counts[w], the word's
-    occurrences in the block, so small rates are pooled).
-    p_out : (W, K) int32, fully written (zero for words absent from the block).
+    Each word's sum runs over its documents in the block's CSC order (:func:`word_order`) on
+    one thread: no atomics, no per-thread buffers, independent of the thread count.
+    p_out : (W, K) int32, fully written.
     """
     n_topics = theta.shape[1]
     for w in prange(col_ptr.shape[0] - 1):
-        if col_ptr[w] == col_ptr[w + 1]:
-            p_out[w, :] = 0
-            continue
-        acc = np.zeros(n_topics, dtype=theta.dtype)
+        acc = np.empty(n_topics, dtype=theta.dtype)
         cum = np.empty(n_topics, dtype=np.float64)
         guide = np.empty(n_topics, dtype=np.int64)
-        for e in range(col_ptr[w], col_ptr[w + 1]):
-            _axpy(acc, ratio[col_nz[e]], theta[col_doc[e]])
-        pw = p_out[w]
-        pw[:] = 0
-        draw_nonzero(w, n_samples * counts[w], n_samples, acc, phi_t[w], key, pool_max, cum,
-                     guide, pw)
+        summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
+                      p_out, pool_max, acc, cum, guide)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -19,8 +19,14 @@ numba-cuda's simulator in the test suite):
   and adding the nonzero ones to T and P with ``atomicAdd`` on int32.  Atomics per sweep
   ≤ 2 · (nonzero, topic) pairs with a positive draw; for a trained model most λ are tiny and
   the early exit skips them.
-- ``poisson_dense``: a grid-stride loop, element i from counter i·2^20 (the summed sampler's
-  T and P draws after CuPy's sparse products).
+- ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
+- ``summed_t_sweeps`` / ``summed_p_sweep``: the summed sampler, a thread per document (its
+  T sweeps and θ updates, then c/μ) and a thread per word (P, over the block's CSC order:
+  no atomics), running :func:`~same.kernels.elements.summed_t_doc` and
+  :func:`~same.kernels.elements.summed_p_word` as the CPU does.  One thread walks a whole
+  document's nonzeros K-wide: simple and identical to the CPU, not the fastest GPU layout
+  (a warp per document with shared-memory accumulation would be; see the performance
+  model in the README).
 
 Launches go on CuPy's current stream (``numba.cuda.external_stream``); under the simulator
 (``NUMBA_ENABLE_CUDASIM=1``) the same kernels run on host NumPy arrays
@@ -33,10 +39,10 @@ import functools
 import types
 
 import numpy as np
-from numba import cuda, float64, int32, int64  # importing touches no driver
+from numba import cuda, float32, float64, int32, int64  # importing touches no driver
 from numba.core import config
 
-from .elements import dot_f64, draw_at, element_counter
+from .elements import dot_f64, draw_at, element_counter, summed_p_word, summed_t_doc
 from .elements import poisson as poisson_draw
 
 #: Largest K the GPU sampling kernel supports (size of its per-thread local arrays).
@@ -44,8 +50,9 @@ MAX_TOPICS = 1024
 #: Threads per block of the per-document kernels.
 THREADS = 128
 
-__all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS", "signatures",
-           "kernel_functions", "python_twins"]
+__all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
+           "word_order", "MAX_TOPICS", "THREADS", "signatures", "kernel_functions",
+           "python_twins"]
 
 
 # The kernels as plain Python functions; :func:`kernel_functions` JIT-compiles them for the
@@ -82,6 +89,30 @@ def poisson_kernel(lam, key, out):  # pragma: no cover - device code
         out[i] = poisson_draw(lam[i], key, element_counter(i))
 
 
+def summed_t_kernel(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                    doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - device
+    n_topics = theta.shape[1]
+    acc = cuda.local.array(MAX_TOPICS, float32)
+    cum = cuda.local.array(MAX_TOPICS, float64)
+    guide = cuda.local.array(MAX_TOPICS, int64)
+    t_row = cuda.local.array(MAX_TOPICS, int32)
+    for d in range(cuda.grid(1), indptr.shape[0] - 1, cuda.gridsize(1)):
+        summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                     doc_topic_prior, keys, ratio_out, pool_max, acc[:n_topics],
+                     cum[:n_topics], guide[:n_topics], t_row[:n_topics])
+
+
+def summed_p_kernel(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key, p_out,
+                    pool_max):  # pragma: no cover - device code
+    n_topics = theta.shape[1]
+    acc = cuda.local.array(MAX_TOPICS, float32)
+    cum = cuda.local.array(MAX_TOPICS, float64)
+    guide = cuda.local.array(MAX_TOPICS, int64)
+    for w in range(cuda.grid(1), col_ptr.shape[0] - 1, cuda.gridsize(1)):
+        summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
+                      p_out, pool_max, acc[:n_topics], cum[:n_topics], guide[:n_topics])
+
+
 def python_twins() -> dict:
     """The per-element functions of :mod:`same.kernels.elements` as plain Python, calling one
     another (their ``py_func`` code with shared globals).
@@ -107,12 +138,14 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     _twins = python_twins()
     dot_f64, draw_at = _twins["dot_f64"], _twins["draw_at"]
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
+    summed_t_doc, summed_p_word = _twins["summed_t_doc"], _twins["summed_p_word"]
 
 
 def _kernel_sources() -> dict:
     """kernel name → its Python function (for :func:`kernel_functions` and PTX compilation)."""
     return {"sddmm": sddmm_kernel, "sample_accumulate": sample_kernel,
-            "poisson_dense": poisson_kernel}
+            "poisson_dense": poisson_kernel, "summed_t_sweeps": summed_t_kernel,
+            "summed_p_sweep": summed_p_kernel}
 
 
 def signatures() -> dict:
@@ -128,6 +161,11 @@ def signatures() -> dict:
                                t.float64)],
         "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
                           (t.float64[::1], t.uint64, t.int32[::1])],
+        "summed_t_sweeps": [(*csr, t.float32[::1], f32m, f32m, t.float64, t.float64, t.float64,
+                             t.uint64[::1], t.float32[::1], t.float64)],
+        "summed_p_sweep": [(t.int64[::1], t.int64[::1], t.int64[::1], t.float32[::1],
+                            t.float64[::1], f32m, f32m, t.float64, t.uint64, t.int32[:, ::1],
+                            t.float64)],
     }
 
 
@@ -218,3 +256,54 @@ def poisson(lam, key, out):
         blocks = min((n + 255) // 256, 4096)
         _launch("poisson_dense", blocks, 256, flat, np.uint64(key), flat_out)
     return out
+
+
+def _per_thread_grid(n: int) -> tuple[int, int]:
+    """(blocks, threads) for one thread per item of ``n``."""
+    threads = min(THREADS, max(n, 1))
+    return max(1, min((n + threads - 1) // threads, 65535)), threads
+
+
+def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                    doc_topic_prior, keys, ratio_out, pool_max):
+    """The summed sampler's T sweeps, a thread per document (see
+    :func:`same.kernels.summed_t_sweeps`); θ (float32) updated in place, then c/μ."""
+    indptr, indices = _csr(indptr, indices)
+    xp = _xp((theta,))
+    if theta.shape[1] > MAX_TOPICS:
+        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got "
+                         f"{theta.shape[1]}")
+    grid, block = _per_thread_grid(theta.shape[0])
+    _launch("summed_t_sweeps", grid, block, indptr, indices, _f32("data", data),
+            _f32("doc_topic", theta), _f32("topic_word_t", phi_t), np.float64(n_samples),
+            np.float64(prior_scale), np.float64(doc_topic_prior),
+            xp.asarray(keys, dtype=xp.uint64), ratio_out, np.float64(pool_max))
+    return theta, ratio_out
+
+
+def word_order(indptr, indices, n_words: int):
+    """(col_ptr, col_doc, col_nz, per-word counts) of a CSR block in CSC order, documents
+    ascending within a word (a stable sort: the order of the CPU's counting sort)."""
+    xp = _xp((indices,))
+    indptr = xp.asarray(indptr, dtype=xp.int64)
+    col_nz = xp.argsort(xp.asarray(indices), kind="stable").astype(xp.int64)
+    nnz = int(indices.shape[0])
+    docs = xp.searchsorted(indptr, xp.arange(nnz, dtype=xp.int64), side="right") - 1
+    col_ptr = xp.zeros(n_words + 1, dtype=xp.int64)
+    col_ptr[1:] = xp.cumsum(xp.bincount(xp.asarray(indices), minlength=n_words))
+    return col_ptr, docs[col_nz], col_nz
+
+
+def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p_out,
+                   pool_max):
+    """The summed sampler's P sweep, a thread per word (see :func:`same.kernels.summed_p_sweep`)."""
+    xp = _xp((theta,))
+    n_words = phi_t.shape[0]
+    col_ptr, col_doc, col_nz = word_order(indptr, indices, n_words)
+    counts = xp.bincount(xp.asarray(indices), weights=xp.asarray(data, dtype=xp.float64),
+                         minlength=n_words)
+    grid, block = _per_thread_grid(n_words)
+    _launch("summed_p_sweep", grid, block, col_ptr, col_doc, col_nz, _f32("ratio", ratio),
+            counts, _f32("doc_topic", theta), _f32("topic_word_t", phi_t),
+            np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max))
+    return p_out
