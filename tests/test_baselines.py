@@ -95,3 +95,31 @@ def test_bad_settings(data):
 def test_checkpoints_upto():
     assert checkpoints_upto(30) == [1, 2, 5, 10, 20, 30]
     assert checkpoints_upto(1000)[-3:] == [200, 500, 1000]
+
+
+def test_vb_streams_the_corpus_instead_of_materialising_it():
+    """gensim gets the CSR rows one document at a time: setting up the corpus and a full pass
+    over it allocate a small fraction of what a list of (id, count) lists would hold."""
+    import tracemalloc
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from baselines.vb import _bow
+
+    X = sp.random(3000, 800, density=0.05, format="csr", random_state=0,
+                  data_rvs=lambda n: np.random.default_rng(0).integers(1, 5, n)).astype(np.float64)
+    tracemalloc.start()
+    as_lists = [list(zip(X.indices[X.indptr[d]:X.indptr[d + 1]].tolist(),
+                         X.data[X.indptr[d]:X.indptr[d + 1]].tolist())) for d in range(3000)]
+    _, list_peak = tracemalloc.get_traced_memory()
+    del as_lists
+    tracemalloc.stop()
+    tracemalloc.start()
+    corpus = _bow(X)
+    seen = sum(len(doc) for doc in corpus)
+    _, stream_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert seen == X.nnz and len(corpus) == 3000
+    assert list_peak > 80 * X.nnz  # ~ 96 bytes per nonzero as lists
+    assert stream_peak < list_peak / 50, (stream_peak, list_peak)

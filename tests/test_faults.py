@@ -328,3 +328,56 @@ def test_same_seed_one_or_two_threads_same_outputs(method):
     finally:
         set_threads(before)
     np.testing.assert_array_equal(out[0], out[1])
+
+
+_PAUSE_BEFORE_RENAME = """
+import os, sys, time
+from pathlib import Path
+import same.runner as runner
+real = os.replace
+def slow_replace(src, dst):
+    if Path(dst).name == "run":  # the output directory's rename (not meta.json's own)
+        Path(sys.argv[1]).write_text("writing")  # the outputs are written, not yet renamed
+        time.sleep(60)
+    real(src, dst)
+runner.os.replace = slow_replace
+from same.cli import main
+sys.exit(main(sys.argv[2:], prog="same-lda"))
+"""
+
+
+def test_kill_between_writing_and_renaming_outputs(small_split, tmp_path):
+    """SIGKILL after the three output files are written but before the directory is renamed:
+    no output directory; the next run removes the orphaned temporary directory."""
+    marker, out = tmp_path / "marker", tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-c", _PAUSE_BEFORE_RENAME, str(marker),
+                          *fit_args(small_split, out, {**SPEC, "budget": 2})],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not marker.exists() and p.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), p.stderr.read() if p.poll() is not None else "timeout"
+    orphans = list(tmp_path.glob(f".{out.name}.tmp*"))
+    assert len(orphans) == 1 and sorted(f.name for f in orphans[0].iterdir()) == [
+        "meta.json", "model.npz", "trace.csv"]
+    p.kill()
+    p.wait(timeout=30)
+    assert not out.exists()
+    again = cli(*fit_args(small_split, out, {**SPEC, "budget": 2}))
+    assert again.wait(timeout=300) == 0, again.stderr.read()
+    assert list(tmp_path.glob(f".{out.name}.tmp*")) == [] and (out / "trace.csv").is_file()
+
+
+def test_unwritable_cache_warns_and_still_loads(uci_dir, monkeypatch, tmp_path):
+    """A cache directory that cannot be created: the corpus loads from the mirror with one
+    CacheWarning naming the path; nothing is half-written."""
+    from same.corpus import CacheWarning
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a directory")
+    monkeypatch.setenv("SAME_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setenv("SAME_DATA_DIR", str(uci_dir))
+    with pytest.warns(CacheWarning, match=r"docword\.kos\.npz: cannot write the parsed cache"):
+        data = corpus.load("kos")
+    assert data.nnz == corpus.REGISTRY["kos"].nnz
+    assert blocker.read_text() == "a file, not a directory"

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_every_test_in_the_fault_table_exists():
     text = (REPO / "docs" / "reliability.md").read_text()
     refs = re.findall(r"`(tests/test_\w+\.py)::(test_\w+)`", text)
-    rows = [line for line in text.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line for line in text.splitlines() if re.match(r"\| \d+[a-z]? \|", line)]
     assert len(rows) >= 25 and len(refs) == len(rows)
     for path, name in refs:
         tree = ast.parse((REPO / path).read_text())

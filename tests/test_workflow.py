@@ -101,3 +101,48 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     lines = [ln.strip() for ln in res.stdout.splitlines()]
     fit_line = [ln for ln in lines if ln.startswith("fit ")]
     assert fit_line and fit_line[0].split()[1] == "1", res.stdout
+
+
+def _traces_ll(root: Path) -> dict:
+    import pandas as pd
+
+    return {str(p.relative_to(root)): pd.read_csv(p)["ll"].tolist()
+            for p in sorted(root.glob("results/kos/*/K*/seed*/trace.csv"))}
+
+
+@pytest.mark.slow
+def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, uci_dir):
+    """SIGKILL the whole workflow (Snakemake and its jobs) once some fits have finished; the
+    rerun redoes only the unfinished jobs and every trace equals an uninterrupted run's."""
+    import signal
+    import time
+
+    env = dict(os.environ, SAME_DATA_DIR=str(uci_dir))
+    config = tmp_path / "one_seed.yaml"  # the CI profile with one seed: fewer, shorter jobs
+    config.write_text((REPO / "config/ci.yaml").read_text() + "seeds: [0]\n")
+    base = ("--cores", "2", "--configfile", str(config), "--snakefile", str(REPO / "Snakefile"))
+    ref, killed = tmp_path / "ref", tmp_path / "killed"
+    for d in (ref, killed):
+        d.mkdir()
+    res = smk(*base, "--directory", str(ref), env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    total_fits = len(list(ref.glob("results/kos/*/K*/seed*/trace.csv")))
+    p = subprocess.Popen([*SNAKEMAKE, "--nolock", *base, "--directory", str(killed)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    deadline = time.time() + 600
+    while (len(list(killed.glob("results/kos/*/K*/seed*/trace.csv"))) < 3
+           and p.poll() is None and time.time() < deadline):
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=60)
+    done_before = len(list(killed.glob("results/kos/*/K*/seed*/trace.csv")))
+    assert 3 <= done_before < total_fits
+    assert not (killed / "results/claims.md").exists()
+    res = smk(*base, "--directory", str(killed), "--rerun-incomplete", env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    log = res.stdout + res.stderr
+    fit_line = [ln.split() for ln in log.splitlines() if ln.strip().startswith("fit ")]
+    assert fit_line and int(fit_line[0][1]) <= total_fits - done_before + 2, log[-3000:]
+    assert _traces_ll(killed) == _traces_ll(ref)
+    assert (killed / "results/claims.md").is_file()
