@@ -115,6 +115,15 @@ def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
     return out
 
 
+def _written_model(path: str = "results/gpu/model.json") -> dict | None:
+    """The performance model of benchmarks/gpu_model.py, to put beside the measurements."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    model = json.loads(p.read_text())
+    return {"shape": model["shape"], "gpu": model["gpu"]["name"], "per_pass": model["per_pass"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=sorted(SHAPES), default="nytimes")
@@ -168,11 +177,7 @@ def main() -> None:
     targets = {"seconds_per_pass_nytimes_h100": 0.3, "kernel_fraction_of_copy_bandwidth": 0.5,
                "growth_m1_to_m100": 1.3}
     result["targets"] = targets
-    model_path = Path("results/gpu/model.json")  # benchmarks/gpu_model.py: the written model
-    if model_path.is_file():
-        model = json.loads(model_path.read_text())
-        result["model_for_comparison"] = {"shape": model["shape"], "gpu": model["gpu"]["name"],
-                                          "per_pass": model["per_pass"]}
+    result["model_for_comparison"] = _written_model()
     result.update(provenance())
     out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
     write_json(out, result)

@@ -71,7 +71,7 @@ def find_local(filename: str, sha: str | None, data_dir=None) -> Path | None:
 
 def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None = None,
           download: bool = True) -> Path:
-    """Return the local path of one file of a UCI corpus, downloading it if needed.
+    """The local path (pathlib.Path) of one file of a UCI corpus, downloading it if needed.
 
     Parameters
     ----------
@@ -81,11 +81,7 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
     data_dir : path, optional
         Extra directory searched first (read-only use).
     download : bool
-        When False, never touch the network.
-
-    Returns
-    -------
-    pathlib.Path
+        When False, never touch the network.  The base URL is UCI's, or ``$SAME_UCI_URL``.
 
     Raises
     ------
@@ -94,8 +90,8 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
     CorpusFormatError
         A local copy whose SHA-256 differs from the registry's.
     CorpusNotFoundError
-        No local copy and the download failed (or ``download=False``); the
-        message names the URL and the directory to put the file in.
+        No local copy and the download failed (or ``download=False``); the message names
+        the URL, the expected SHA-256 and the directory to put the file in.
     """
     from .corpus import _registry_entry
 
@@ -122,8 +118,8 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
                                  fname=filename, path=target, progressbar=True)
             return Path(got)
         except Exception as exc:  # network errors come in many types (requests, OSError, ...)
-            expected = f"expected SHA-256 {sha}" if sha else "no SHA-256 known"
-            reason = f"download failed ({type(exc).__name__}: {exc}; {expected})"
+            reason = (f"download failed ({type(exc).__name__}: {exc}; "
+                      f"{f'expected SHA-256 {sha}' if sha else 'no SHA-256 known'})")
     else:
         reason = "downloading disabled"
     raise CorpusNotFoundError(
