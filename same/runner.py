@@ -123,6 +123,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         "split": {"path": split_path, "sha256": split.checksum(), "corpus": split.corpus,
                   "seed": split.seed, "test_fraction": split.test_fraction,
                   "vocab_sha256": split.vocab_sha256, "n_train_docs": int(split.train.shape[0]),
+                  "n_words": int(split.train.shape[1]),
+                  "n_train_tokens": int(round(float(split.train.sum()))),
                   "n_test_docs": int(split.test_observed.shape[0])},
         "threads": {"requested": spec.threads, "numba": set_threads(None), "threadpools": pools,
                     "tomotopy_workers": spec.threads if spec.method == "cgs" else None},

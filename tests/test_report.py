@@ -243,3 +243,21 @@ def test_c5_ratios_and_lower_bounds():
     assert "VB batch > " in v.ours[0]
     slow = c5(frame(-7.70, -7.60), INFO, "toy")  # SAME never reaches the target
     assert slow.verdict == "not reproduced" and "did not reach the target" in slow.ours[0]
+
+
+def test_claims_name_each_datasets_tokens_per_parameter(tmp_path):
+    """Every verdict is reported with its dataset's training tokens per φ parameter."""
+    df = frame(-7.55, -7.60)
+    df["n_words"], df["n_train_tokens"], df["n_topics"] = 500, 64_000, 8
+    verdicts = report.claims({"toy": {"df": df, **INFO}}, tmp_path / "c.md", "s")
+    text = (tmp_path / "c.md").read_text()
+    assert "| C1 | toy (16.00 tok/param): reproduced |" in text  # 64,000 / (8 × 500)
+    assert "Scale: 64,000 training tokens, K=8, W=500: 16.00 training tokens per φ parameter." \
+        in text
+    assert "NYTimes ≈ 3.4" in text
+    assert text == report.render_claims(verdicts, "s", {"toy": report.scale_of(df, "toy")})
+    # traces without the metadata: tokens per pass from tokens_seen, W from the UCI registry
+    kos = frame(-7.55, -7.60).assign(dataset="kos", n_topics=64)
+    assert report.scale_of(kos, "kos") == {"n_train_tokens": 1000, "n_topics": 64,
+                                           "n_words": 6906,
+                                           "tokens_per_parameter": 1000 / (64 * 6906)}

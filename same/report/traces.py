@@ -12,7 +12,11 @@ import numpy as np
 from .paper import CONVERGED_EPS
 
 __all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
-           "final_lls", "final_ll"]
+           "final_lls", "final_ll", "scale_of", "PAPER_TOKENS_PER_PARAMETER"]
+
+#: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
+#: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
+PAPER_TOKENS_PER_PARAMETER = {"NYTimes": 3.4, "PubMed": 18.2}
 
 
 def load_traces(paths: Sequence[str | os.PathLike]):
@@ -39,6 +43,8 @@ def load_traces(paths: Sequence[str | os.PathLike]):
         df["threads"] = settings["threads"]
         df["backend"] = settings["backend"]
         df["params"] = json.dumps(settings["params"], sort_keys=True)
+        df["n_words"] = meta["split"].get("n_words")
+        df["n_train_tokens"] = meta["split"].get("n_train_tokens")
         frames.append(df)
     if not frames:
         raise ValueError("no traces given")
@@ -84,3 +90,26 @@ def final_lls(df, label: str) -> np.ndarray:
     """Final ll of each seed of a label (empty if the label has no rows)."""
     d = df[df["label"] == label]
     return d.sort_values("pass").groupby("seed")["ll"].last().to_numpy()
+
+
+def scale_of(df, dataset: str) -> dict | None:
+    """Training tokens, K, W and training tokens per φ parameter (N_train / (K · W)) of a
+    dataset's traces; W from the run metadata, else the UCI registry; None if unknown."""
+    d = df[df["dataset"] == dataset] if "dataset" in df else df
+    if d.empty:
+        return None
+    row = d.iloc[0]
+    n_words = row.get("n_words")
+    if n_words is None or n_words != n_words:  # NaN: traces written before n_words was recorded
+        from ..corpus import REGISTRY
+
+        n_words = REGISTRY[dataset].n_words if dataset in REGISTRY else None
+    tokens = row.get("n_train_tokens")
+    if tokens is None or tokens != tokens:
+        first = d[d["pass"] == d["pass"].min()]
+        tokens = float(first["tokens_seen"].iloc[0]) / float(d["pass"].min())
+    if n_words is None:
+        return None
+    k = int(row["n_topics"])
+    return {"n_train_tokens": int(tokens), "n_topics": k, "n_words": int(n_words),
+            "tokens_per_parameter": float(tokens) / (k * float(n_words))}
