@@ -89,17 +89,15 @@ def _trace(spec, split, work: Path, points=None) -> dict:
 
 
 def crossing(trace: dict, target: float) -> dict:
-    """First checkpoint with ll ≥ target, and the linearly interpolated crossing time."""
-    secs, ll, passes = (np.asarray(trace[k], dtype=float) for k in ("seconds", "ll", "pass"))
-    hit = np.nonzero(ll >= target)[0]
-    if not len(hit):
+    """First checkpoint with ll ≥ target and the interpolated seconds
+    (:func:`same.report.traces.reach_seconds`)."""
+    from same.report.traces import reach_seconds
+
+    p, s = reach_seconds(trace["seconds"], trace["ll"], target, trace["pass"])
+    if p is None:
         return {"reached": False, "pass": None, "seconds": None,
-                "budget_seconds": float(secs[-1]), "best_ll": float(ll.max())}
-    i = int(hit[0])
-    s = secs[i]
-    if i > 0 and ll[i] > ll[i - 1]:
-        s = secs[i - 1] + (target - ll[i - 1]) / (ll[i] - ll[i - 1]) * (secs[i] - secs[i - 1])
-    return {"reached": True, "pass": float(passes[i]), "seconds": round(float(s), 4)}
+                "budget_seconds": float(trace["seconds"][-1]), "best_ll": float(max(trace["ll"]))}
+    return {"reached": True, "pass": p, "seconds": round(s, 4)}
 
 
 def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,

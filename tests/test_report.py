@@ -261,3 +261,31 @@ def test_claims_name_each_datasets_tokens_per_parameter(tmp_path):
     assert report.scale_of(kos, "kos") == {"n_train_tokens": 1000, "n_topics": 64,
                                            "n_words": 6906,
                                            "tokens_per_parameter": 1000 / (64 * 6906)}
+
+
+def test_time_to_quality_ladder_and_interpolation(tmp_path):
+    """Targets include every method's final ll; seconds are interpolated between checkpoints;
+    a target a method never reaches is None with the count of seeds that did."""
+    df = frame(-7.55, -7.60)
+    rows = report.time_to_quality(df, tmp_path / "t.csv", tmp_path / "t.md", "setting")
+    targets = [r["target_ll"] for r in rows]
+    assert targets == sorted(targets) and len(rows) >= 5
+    same_final = next(r for r in rows if r["target"] == "SAME Gibbs final")
+    # the SAME seed 0 curve crosses this mean final (seeds end 0.001 apart) near its last pass
+    assert same_final["SAME Gibbs seeds"] in ("1/3", "2/3", "3/3")
+    worst = rows[0]  # VB batch's final, -7.65 + its curve's shortfall: everyone reaches it
+    t = worst["target_ll"]
+    # interpolated seconds for SAME seed 0 (1.2 s per pass), by hand
+    p = next(p for p in range(1, 21) if curve(-7.55, p) >= t)
+    lo, hi = curve(-7.55, p - 1) if p > 1 else None, curve(-7.55, p)
+    expect0 = 1.2 * p if lo is None else 1.2 * (p - 1) + (t - lo) / (hi - lo) * 1.2
+    secs = []
+    for s in range(3):
+        q = next(q for q in range(1, 21) if curve(-7.55 + 0.001 * s, q) >= t)
+        a, b = curve(-7.55 + 0.001 * s, q - 1), curve(-7.55 + 0.001 * s, q)
+        secs.append(1.2 * (q - 1) + (t - a) / (b - a) * 1.2 if q > 1 else 1.2)
+    assert secs[0] == pytest.approx(expect0)
+    assert worst["SAME Gibbs s"] == pytest.approx(np.mean(secs))
+    best = rows[-1]  # CGS's final -7.62 is below SAME's: VB online (-7.60) never reaches SAME's
+    assert best["VB online (gensim) s"] is None and best["VB online (gensim) seeds"] == "0/3"
+    assert "Time to quality" in (tmp_path / "t.md").read_text()

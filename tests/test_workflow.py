@@ -52,8 +52,8 @@ def test_dry_run_paper_profile_and_cluster():
     res = smk("-n", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
     # 2 datasets × (3 seeds × (4 methods + 4 other m + 3 schedules) + other prior scale +
-    # m=1 long) fits, 2 splits, 2 × 7 figure/table jobs, the scaling run, claims and `all`
-    assert job_count(res.stdout) == 2 * (3 * (4 + 4 + 3) + 1 + 1) + 2 + 2 * 7 + 1 + 1 + 1
+    # m=1 long) fits, 2 splits, 2 × 8 figure/table jobs, the scaling run, claims and `all`
+    assert job_count(res.stdout) == 2 * (3 * (4 + 4 + 3) + 1 + 1) + 2 + 2 * 8 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
@@ -80,7 +80,7 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
-    for table in ("table1", "table2"):
+    for table in ("table1", "table2", "time_to_quality"):
         assert (work / f"results/kos/{table}.csv").is_file()
         assert (work / f"results/kos/{table}.md").is_file()
     claims = (work / "results/claims.md").read_text()

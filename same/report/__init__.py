@@ -20,10 +20,18 @@ from .figures import (
 )
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .render import claims, render_claims
-from .tables import table1, table1_rows, table2, table2_rows
+from .tables import (
+    table1,
+    table1_rows,
+    table2,
+    table2_rows,
+    time_to_quality,
+    time_to_quality_rows,
+)
 from .traces import load_traces, scale_of
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
            "render_claims", "judge_dataset", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
-           "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of"]
+           "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
+           "time_to_quality", "time_to_quality_rows"]

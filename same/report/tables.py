@@ -9,10 +9,10 @@ import numpy as np
 
 from ..corpus import atomic_write
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
-from .traces import final_ll, first_reach, first_seed, per_pass_seconds
+from .traces import final_ll, final_lls, first_reach, first_seed, per_pass_seconds, reach_seconds
 
 __all__ = ["convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
-           "write_table"]
+           "time_to_quality_rows", "time_to_quality", "write_table"]
 
 
 def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence[str]) -> None:
@@ -122,4 +122,52 @@ def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
     write_table(rows, csv_path, md_path, "Table 2: runtime per pass vs number of samples m",
                 [setting, "Training seconds per pass (median over passes after the first).",
                  "Paper column: NYTimes, K=256, one GTX-690 core (their Table 2)."])
+    return rows
+
+
+_TTQ_METHODS = ("same", "vb_online", "vb_batch", "cgs")
+
+
+def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
+    """Training seconds each method needs to reach a ladder of held-out ll targets.
+
+    Targets: each method's mean final ll, and ``n_steps`` evenly spaced levels from the worst
+    to the best of them.  Per method and target: the mean over seeds of the interpolated
+    seconds (:func:`~same.report.traces.reach_seconds`) when every seed reaches it, else None,
+    with how many seeds did.
+    """
+    labels = [m for m in _TTQ_METHODS if not df[df["label"] == m].empty]
+    finals = {m: float(final_lls(df, m).mean()) for m in labels}
+    ladder = {round(v, 6): f"{METHOD_NAMES[m]} final" for m, v in finals.items()}
+    for v in np.linspace(min(finals.values()), max(finals.values()), n_steps):
+        ladder.setdefault(round(float(v), 6), "step")
+    rows = []
+    for target in sorted(ladder):
+        row = {"target_ll": target, "target": ladder[target]}
+        for m in labels:
+            secs = [reach_seconds(r.sort_values("pass")["train_seconds"],
+                                  r.sort_values("pass")["ll"], target)[1]
+                    for _, r in df[df["label"] == m].groupby("seed")]
+            reached = [s for s in secs if s is not None]
+            row[f"{METHOD_NAMES[m]} s"] = (float(np.mean(reached)) if len(reached) == len(secs)
+                                           else None)
+            row[f"{METHOD_NAMES[m]} seeds"] = f"{len(reached)}/{len(secs)}"
+        if "same" in labels and "cgs" in labels:
+            a, b = row[f"{METHOD_NAMES['same']} s"], row[f"{METHOD_NAMES['cgs']} s"]
+            row["SAME / CGS seconds"] = a / b if a is not None and b else None
+        rows.append(row)
+    return rows
+
+
+def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
+    """The time-to-quality table of one dataset (CSV and Markdown)."""
+    rows = time_to_quality_rows(df)
+    write_table(rows, csv_path, md_path, "Time to quality: training seconds to reach a held-out ll",
+                [setting,
+                 "Targets: each method's mean final ll and evenly spaced levels between the worst "
+                 "and the best; seconds are training time (evaluation excluded), mean over seeds, "
+                 "interpolated linearly between checkpoints; — = not reached by every seed.",
+                 "Checkpoints: every pass (CGS: iteration) up to 20, then 50, 100, 200, 500, 1000 "
+                 "iterations for CGS, so CGS times beyond 20 iterations are interpolated over wide "
+                 "gaps."])
     return rows

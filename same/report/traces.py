@@ -12,7 +12,7 @@ import numpy as np
 from .paper import CONVERGED_EPS
 
 __all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
-           "final_lls", "final_ll", "scale_of", "PAPER_TOKENS_PER_PARAMETER"]
+           "final_lls", "final_ll", "scale_of", "reach_seconds", "PAPER_TOKENS_PER_PARAMETER"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -113,3 +113,22 @@ def scale_of(df, dataset: str) -> dict | None:
     k = int(row["n_topics"])
     return {"n_train_tokens": int(tokens), "n_topics": k, "n_words": int(n_words),
             "tokens_per_parameter": float(tokens) / (k * float(n_words))}
+
+
+def reach_seconds(seconds, ll, target: float, x=None) -> tuple:
+    """When a run first reaches held-out ll ``target``: (x of that checkpoint, training seconds)
+    with the seconds interpolated linearly in (seconds, ll) from the checkpoint before, so that
+    sparse checkpoints do not inflate the time; (None, None) if never reached.
+
+    seconds, ll : per checkpoint, in training order; x : per checkpoint (default: index + 1)
+    """
+    secs, lls = np.asarray(seconds, dtype=float), np.asarray(ll, dtype=float)
+    hit = np.nonzero(lls >= target)[0]
+    if not len(hit):
+        return None, None
+    i = int(hit[0])
+    s = secs[i]
+    if i > 0 and lls[i] > lls[i - 1]:
+        s = secs[i - 1] + (target - lls[i - 1]) / (lls[i] - lls[i - 1]) * (secs[i] - secs[i - 1])
+    xs = np.arange(1, len(secs) + 1) if x is None else np.asarray(x, dtype=float)
+    return float(xs[i]), float(s)

@@ -67,8 +67,8 @@ def all_outputs():
     for d in config["datasets"]:
         for fig in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
-        out += expand(f"results/{d}/{{table}}.{{ext}}", table=["table1", "table2"],
-                      ext=["csv", "md"])
+        out += expand(f"results/{d}/{{table}}.{{ext}}",
+                      table=["table1", "table2", "time_to_quality"], ext=["csv", "md"])
     out.append("results/claims.md")
     out.append("results/scaling/same_cpu.json")
     return out

@@ -118,6 +118,23 @@ rule table1:
         "../scripts/report.py"
 
 
+rule time_to_quality:
+    input:
+        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
+        code=REPORT_CODE,
+    output:
+        csv="results/{dataset}/time_to_quality.csv",
+        md="results/{dataset}/time_to_quality.md",
+    params:
+        setting=lambda wc: setting(wc.dataset),
+    log:
+        "results/logs/report/{dataset}/time_to_quality.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
 rule table2:
     input:
         traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],

@@ -26,6 +26,8 @@ elif rule == "prior_scale":
                         "prior scale s in θ = T/s + α, φ̂ = P/s + β")
 elif rule == "table1":
     report.table1(df, smk.output.csv, smk.output.md, caption)
+elif rule == "time_to_quality":
+    report.time_to_quality(df, smk.output.csv, smk.output.md, caption)
 elif rule == "table2":
     report.table2(df, dict(smk.params.runs), smk.output.csv, smk.output.md, caption)
 elif rule == "claims":
