@@ -24,10 +24,14 @@ Checkpoints = Iterator[tuple[np.ndarray, dict]]
 
 
 def eval_points(budget: int) -> list[int]:
-    """Checkpoints: every pass/iteration up to 20, then 1-2-5 steps, and the budget."""
+    """Checkpoints: every pass/iteration up to 20, then 1-2-5 steps and every tenth of the
+    budget (so no gap exceeds 10 % of it: times to reach an ll are not an artefact of sparse
+    checkpoints), and the budget."""
     from baselines.cgs import CHECKPOINTS
 
-    pts = set(range(1, min(budget, 20) + 1)) | {c for c in CHECKPOINTS if c <= budget} | {budget}
+    tenth = -(-budget // 10)
+    pts = (set(range(1, min(budget, 20) + 1)) | {c for c in CHECKPOINTS if c <= budget}
+           | set(range(tenth, budget + 1, tenth)) | {budget})
     return sorted(pts)
 
 

@@ -23,7 +23,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "n_samples": [_POSITIVE],
     "doc_topic_prior": [_POSITIVE],
     "topic_word_prior": [_POSITIVE],
-    "batch_size": [_POSITIVE_INT, None],
+    "batch_size": [_POSITIVE_INT, Interval(Real, 0, 1, closed="right"), None],
     "n_inner": [_POSITIVE_INT],
     "max_iter": [_POSITIVE_INT],
     "learning_rate": [StrOptions(set(LEARNING_RATES))],

@@ -32,7 +32,7 @@ from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
 from .runs import RunSpec
-from .split import HeldOutSplit, load_split
+from .split import HeldOutSplit, load_split, train_subset
 
 __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",
            "ModelIntegrityError"]
@@ -93,7 +93,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     """Train one method, score every checkpoint, write trace.csv, model.npz, meta.json.
 
     ``points``: the passes (CGS: iterations) to score, default
-    :func:`same.methods.eval_points` of the budget.
+    :func:`same.methods.eval_points` of the budget (only the budget when ``spec.checkpoints``
+    is "final").
 
     Returns
     -------
@@ -111,7 +112,11 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     if not isinstance(split, HeldOutSplit):
         split_path = str(split)
         split = load_split(split)
+    split_sha = split.checksum()
+    split = train_subset(split, spec.train_fraction)
     label = spec.label or spec.method
+    if points is None and spec.checkpoints == "final":
+        points = [spec.budget]
     wall0 = time.perf_counter()
     rows, phi, pools = _train_and_score(spec, split, label, progress, points)
     from .kernels.cpu import set_threads
@@ -120,7 +125,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         "dataset": dataset or split.corpus,
         "label": label,
         "settings": asdict(spec),
-        "split": {"path": split_path, "sha256": split.checksum(), "corpus": split.corpus,
+        "split": {"path": split_path, "sha256": split_sha,
+                  "train_fraction": spec.train_fraction, "corpus": split.corpus,
                   "seed": split.seed, "test_fraction": split.test_fraction,
                   "vocab_sha256": split.vocab_sha256, "n_train_docs": int(split.train.shape[0]),
                   "n_words": int(split.train.shape[1]),

@@ -20,9 +20,11 @@ import math
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params",
-           "method_param_names"]
+           "method_param_names", "m_label", "sensitivity_runs",
+           "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES"]
 
 METHODS = ("same", "cgs", "vb_online", "vb_batch")
+CHECKPOINT_MODES = ("all", "final")
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
 SAME_CONFIG_PARAMS = ("n_samples", "sampler", "prior_scale", "learning_rate", "n_inner",
                       "keep_doc_topic", "shuffle", "batch_size", "learning_power", "learning_decay",
@@ -62,6 +64,10 @@ class RunSpec:
     params : dict — method-specific settings (SAME: SameLDA parameters; VB: chunksize,
         iterations)
     label : str or None — output folder name and trace label (default: the method)
+    train_fraction : float in (0, 1] — train on this seeded, nested fraction of the split's
+        training documents (:func:`same.split.train_subset`; the scale study), 1 = all
+    checkpoints : "all" | "final" — score every :func:`same.methods.eval_points` checkpoint,
+        or only the budget's (the scale study needs final lls only)
     """
 
     method: str
@@ -74,6 +80,8 @@ class RunSpec:
     backend: str = "numpy"
     params: dict = field(default_factory=dict)
     label: str | None = None
+    train_fraction: float = 1.0
+    checkpoints: str = "all"
 
     def validate(self) -> RunSpec:
         """Check every field and the method's params; returns self.
@@ -96,6 +104,12 @@ class RunSpec:
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        f = self.train_fraction
+        if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 < f <= 1):
+            raise ValueError(f"train_fraction must be in (0, 1], got {f!r}")
+        if self.checkpoints not in CHECKPOINT_MODES:
+            raise ValueError(f"checkpoints must be one of {', '.join(CHECKPOINT_MODES)}, got "
+                             f"{self.checkpoints!r}")
         if self.backend != "numpy" and self.method != "same":
             raise ValueError(f"backend={self.backend!r} applies to method 'same' only")
         allowed = method_param_names(self.method)
@@ -153,28 +167,36 @@ def _m_label(m: float) -> str:
 
 
 def plan_runs(config: dict) -> dict[str, dict]:
-    """The table of runs of a workflow config: label → {method, budget, params, seeds}.
+    """The table of runs of a workflow config: label → {method, budget, params, seeds, ...}.
 
     The main comparison (``same``, ``vb_online``, ``vb_batch``, ``cgs``) and the SAME variants
     that claims C7 and C8 compare (other m, annealing schedules) run every seed, so those
-    verdicts rest on the seed spread; fig1c's m=1 run and the prior-scale variant run the
-    first.
+    verdicts rest on the seed spread; fig1c's m=1 run, the prior-scale variant, the
+    sensitivity variants (:func:`sensitivity_runs`) and the scale study
+    (:func:`study_runs`) run the first.  The m sweep (fig2a, table2, C6, C7) uses
+    ``same.m_sampler`` (default: the main sampler); when it differs from the main run's
+    sampler, m = n_samples gets its own run.  Entries may carry ``n_topics`` (a list: the
+    K values of the scale study; default the config's K), ``train_fraction`` and
+    ``checkpoints``.
     """
     s, c, v = config["same"], config["cgs"], config["vb"]
     seeds, seed0 = list(config["seeds"]), list(config["seeds"][:1])
 
-    def run(method, budget, params=None, run_seeds=seed0):
+    def run(method, budget, params=None, run_seeds=seed0, **extra):
         return {"method": method, "budget": int(budget), "params": params or {},
-                "seeds": list(run_seeds)}
+                "seeds": list(run_seeds), **extra}
 
     runs = {"same": run("same", s["passes"], same_params(config), seeds),
             "vb_online": run("vb_online", v["passes"], run_seeds=seeds),
             "vb_batch": run("vb_batch", v["passes"], run_seeds=seeds),
             "cgs": run("cgs", c["iterations"], run_seeds=seeds)}
+    m_sampler = s.get("m_sampler")
     for m in s["m_values"]:
-        if m != s["n_samples"]:
-            runs[f"same_m{_m_label(m)}"] = run("same", s["passes"],
-                                               same_params(config, n_samples=m), seeds)
+        label = m_label(config, m)
+        if label != "same":
+            extra = {"sampler": m_sampler} if m_sampler else {}
+            runs[label] = run("same", s["passes"], same_params(config, n_samples=m, **extra),
+                              seeds)
     for sched in s["schedules"]:
         if sched != "constant":
             runs[f"same_{sched}"] = run("same", s["passes"],
@@ -184,6 +206,76 @@ def plan_runs(config: dict) -> dict[str, dict]:
     runs["same_m1_long"] = run("same", s["m1_passes"], same_params(config, n_samples=1))
     if c["fig1c_iterations"] != c["iterations"]:
         runs["cgs_long"] = run("cgs", c["fig1c_iterations"])
+    for row in sensitivity_runs(config):
+        if row["label"] != "same":
+            runs[row["label"]] = run("same", s["passes"],
+                                     same_params(config, **{row["param"]: row["value"]}))
+    runs.update(study_runs(config))
+    return runs
+
+
+def m_label(config: dict, m: float) -> str:
+    """Label of the m-sweep run with constant m: the main run when it is the same run (m equal
+    to ``n_samples`` and the same sampler), else ``same_m<m>``."""
+    s = config["same"]
+    main_sampler = s.get("sampler")
+    if m == s["n_samples"] and s.get("m_sampler", main_sampler) == main_sampler:
+        return "same"
+    return f"same_m{_m_label(m)}"
+
+
+def _value_label(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}"
+
+
+def sensitivity_runs(config: dict) -> list[dict]:
+    """The sensitivity study (``sensitivity:`` in the config: SameLDA parameter → values), as
+    rows {param, value, label}.  A value equal to the main run's setting (the config's, else
+    the estimator's default; batch_size None counts as 1/20) is the main run itself, label
+    ``same``; any other is ``sens_<parameter>_<value>``: that one setting changed, everything
+    else as the main run, seed 0."""
+    from .sampler import SameLDA
+
+    main = SameLDA(**same_params(config)).get_params()
+    if main["batch_size"] is None:
+        main["batch_size"] = 1 / 20
+    rows = []
+    for param, values in (config.get("sensitivity") or {}).items():
+        for value in values:
+            is_main = main[param] == value and isinstance(value, bool) == isinstance(
+                main[param], bool)
+            rows.append({"param": param, "value": value,
+                         "label": "same" if is_main else f"sens_{param}_{_value_label(value)}"})
+    return rows
+
+
+#: Methods of the scale study, in plotting order.
+STUDY_METHODS = ("same", "vb_online", "vb_batch", "cgs")
+
+
+def study_label(method: str, fraction: float) -> str:
+    """Run label of the scale study's ``method`` at training fraction ``fraction``."""
+    return f"study_{method}_f{fraction:g}"
+
+
+def study_runs(config: dict) -> dict[str, dict]:
+    """The scale study's runs (``scale_study:`` in the config; none when absent): every method
+    at every training fraction, each at every K of the study, seed 0, final checkpoint only;
+    CGS with ``cgs_iterations`` (its ll there is the study's CGS reference)."""
+    st = config.get("scale_study")
+    if not st:
+        return {}
+    s, v = config["same"], config["vb"]
+    budgets = {"same": s["passes"], "vb_online": v["passes"], "vb_batch": v["passes"],
+               "cgs": st.get("cgs_iterations", config["cgs"]["iterations"])}
+    runs = {}
+    for f in st["train_fractions"]:
+        for method in STUDY_METHODS:
+            runs[study_label(method, f)] = {
+                "method": method, "budget": int(budgets[method]),
+                "params": same_params(config) if method == "same" else {},
+                "seeds": list(config["seeds"][:1]), "n_topics": list(st["n_topics"]),
+                "train_fraction": float(f), "checkpoints": "final"}
     return runs
 
 
@@ -202,4 +294,6 @@ def spec_for(config: dict, runs: dict, label: str, seed: int, n_topics: int) -> 
                    doc_topic_prior=float(config["doc_topic_prior"]),
                    topic_word_prior=float(config["topic_word_prior"]), seed=int(seed),
                    budget=r["budget"], threads=int(config["threads"]), backend=backend,
-                   params=dict(r["params"]), label=label)
+                   params=dict(r["params"]), label=label,
+                   train_fraction=float(r.get("train_fraction", 1.0)),
+                   checkpoints=r.get("checkpoints", "all"))

@@ -52,8 +52,9 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         α, symmetric Dirichlet prior on θ (BIDMach Nov 2014 default).
     topic_word_prior : float, default=0.1
         β, symmetric Dirichlet prior on φ.
-    batch_size : int or None, default=None
-        Documents per minibatch; None = ceil(D / 20), the paper's 1/20 of the corpus.
+    batch_size : int, float or None, default=None
+        Documents per minibatch: an int is a count, a float in (0, 1] a fraction of the D
+        training documents (ceil(fraction · D)); None = ceil(D / 20), the paper's 1/20.
     n_inner : int, default=5
         Sampling sweeps per minibatch (BIDMach ``uiter``).
     max_iter : int, default=20
@@ -187,7 +188,13 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     def batches(self, n_docs: int) -> list[tuple[int, int]]:
         """Document ranges [start, stop) of the minibatches of a pass over ``n_docs`` documents."""
-        size = self.batch_size or math.ceil(n_docs / 20)
+        b = self.batch_size
+        if b is None:
+            size = math.ceil(n_docs / 20)
+        elif isinstance(b, Integral):
+            size = int(b)
+        else:
+            size = max(1, math.ceil(float(b) * n_docs))
         return [(a, min(a + size, n_docs)) for a in range(0, n_docs, size)]
 
     # ------------------------------------------------------------------ training

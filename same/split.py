@@ -22,7 +22,10 @@ import scipy.sparse as sp
 
 from .corpus import Corpus, atomic_write, vocab_checksum
 
-__all__ = ["HeldOutSplit", "SplitIntegrityError", "make_split", "load_split"]
+__all__ = ["HeldOutSplit", "SplitIntegrityError", "make_split", "load_split", "train_subset"]
+
+#: Salt of the permutation that picks a fraction of the training documents.
+_SUBSET_SALT = 0x5CA1E
 
 
 class SplitIntegrityError(ValueError):
@@ -182,3 +185,29 @@ def load_split(path: str | os.PathLike) -> HeldOutSplit:
     if split.checksum() != digest:
         raise SplitIntegrityError(f"{path}: content does not match its checksum {digest}")
     return split
+
+
+def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:
+    """The split with only a seeded ``fraction`` of its training documents (test halves kept).
+
+    The documents are the first ⌈fraction · n_train⌉ of one permutation seeded by the split's
+    seed, so smaller fractions are subsets of larger ones (nested), and they keep corpus order.
+    Used by the scale study to vary training tokens per φ parameter with the same held-out
+    documents and evaluator.  ``fraction`` = 1 returns ``split`` itself.
+
+    Raises
+    ------
+    ValueError
+        ``fraction`` not in (0, 1].
+    """
+    if isinstance(fraction, bool) or not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
+        raise ValueError(f"train_fraction must be in (0, 1], got {fraction!r}")
+    if fraction == 1:
+        return split
+    n = split.train.shape[0]
+    order = np.random.default_rng([split.seed, _SUBSET_SALT]).permutation(n)
+    keep = np.sort(order[:max(1, int(np.ceil(fraction * n)))])
+    return HeldOutSplit(train=split.train[keep], test_observed=split.test_observed,
+                        test_heldout=split.test_heldout, train_docs=split.train_docs[keep],
+                        test_docs=split.test_docs, corpus=split.corpus, seed=split.seed,
+                        test_fraction=split.test_fraction, vocab_sha256=split.vocab_sha256)

@@ -17,7 +17,7 @@ from same.runner import (
     run,
     score_model,
 )
-from same.split import make_split
+from same.split import load_split, make_split, train_subset
 from same.synthetic import lda_corpus
 
 
@@ -107,6 +107,9 @@ def test_rerun_replaces_previous_output(tmp_path, split_path):
     ({"method": "cgs", "params": {"n_samples": 3}}, r"unknown parameter\(s\) n_samples for "
                                                     r"method 'cgs'; allowed: none"),
     ({"method": "cgs", "backend": "cupy"}, r"backend='cupy' applies to method 'same' only"),
+    ({"train_fraction": 0.0}, r"train_fraction must be in \(0, 1\], got 0.0"),
+    ({"train_fraction": 1.5}, r"train_fraction must be in \(0, 1\], got 1.5"),
+    ({"checkpoints": "some"}, r"checkpoints must be one of all, final, got 'some'"),
 ])
 def test_bad_settings(tmp_path, split_path, kwargs, pattern):
     base = dict(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
@@ -203,3 +206,28 @@ def test_cli_unknown_dataset_exits_2(capsys):
         cli.main(["split", "--dataset", "reuters", "--out", "x.npz"])
     assert exc.value.code == 2
     assert "invalid choice: 'reuters'" in capsys.readouterr().err
+
+
+def test_eval_points_leave_no_gap_over_a_tenth():
+    """Every checkpoint up to 20, then no gap wider than 10 % of the budget (time-to-quality
+    interpolates between checkpoints)."""
+    for budget in (1, 7, 20, 21, 95, 1000, 2000, 3333):
+        pts = eval_points(budget)
+        assert pts[-1] == budget and pts[:min(budget, 20)] == list(range(1, min(budget, 20) + 1))
+        assert max(np.diff([0] + pts)) <= max(1, -(-budget // 10))
+
+
+def test_train_fraction_and_final_checkpoint(tmp_path, split_path):
+    """A study run trains on the nested subset (fewer tokens in meta.json, same test half)
+    and scores only its last checkpoint."""
+    spec = RunSpec(method="vb_batch", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                   seed=0, budget=3, train_fraction=0.5, checkpoints="final")
+    out = run(spec, split_path, tmp_path / "half", progress=False)
+    rows = read_trace(out)
+    assert [int(r["pass"]) for r in rows] == [3]
+    meta = json.loads((out / "meta.json").read_text())
+    full = load_split(split_path)
+    sub = train_subset(full, 0.5)
+    assert meta["split"]["n_train_docs"] == sub.train.shape[0] == -(-full.train.shape[0] // 2)
+    assert meta["split"]["n_train_tokens"] == int(sub.train.sum()) < int(full.train.sum())
+    assert meta["split"]["sha256"] == full.checksum() and meta["split"]["train_fraction"] == 0.5

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from same.runs import SAME_CONFIG_PARAMS, RunSpec, plan_runs, same_params, spec_for
+from same.runs import (
+    SAME_CONFIG_PARAMS,
+    RunSpec,
+    m_label,
+    plan_runs,
+    same_params,
+    sensitivity_runs,
+    spec_for,
+    study_label,
+    study_runs,
+)
 from same.sampler import SameLDA
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,8 +58,8 @@ def test_schema_defaults_and_choices_match_the_estimator(key):
     if options:
         assert set(prop["enum"]) == set(options[0].options), key
     intervals = [c for c in constraints if isinstance(c, Interval)]
-    if intervals:
-        iv = intervals[0]
+    if intervals:  # the schema's lower bound is the union's (batch_size: int ≥ 1 or (0, 1])
+        iv = min(intervals, key=lambda i: i.left)
         lower = prop.get("exclusiveMinimum", prop.get("minimum"))
         assert lower == iv.left, key
         assert ("exclusiveMinimum" in prop) == (iv.closed in ("right", "neither")), key
@@ -76,15 +87,53 @@ def test_config_silent_keys_take_estimator_defaults():
 
 
 def test_variants_change_one_setting_each():
+    """Every SAME variant differs from the main run in one setting; the m sweep from the main
+    run with the m sweep's sampler; the scale study's SAME runs not at all."""
     cfg = load_config()
     runs = plan_runs(cfg)
     main = runs["same"]["params"]
+    m_sweep = {**main, "sampler": cfg["same"]["m_sampler"]}
+    assert main["sampler"] == "summed" and m_sweep["sampler"] == "nonzero"
+    assert m_label(cfg, cfg["same"]["n_samples"]) == "same_m100"
     for label, run in runs.items():
         if run["method"] != "same" or label == "same":
             continue
-        changed = {k for k in set(main) | set(run["params"])
-                   if main.get(k) != run["params"].get(k)}
-        assert len(changed) == 1, (label, changed)
+        ref = m_sweep if re.fullmatch(r"same_m[0-9.]+", label) else main
+        changed = {k for k in set(ref) | set(run["params"])
+                   if ref.get(k) != run["params"].get(k)}
+        same_run = label.startswith("study_") or label == m_label(cfg, cfg["same"]["n_samples"])
+        assert len(changed) == (0 if same_run else 1), (label, changed)
+
+
+def test_sensitivity_runs_one_change_each_and_main_reused():
+    cfg = load_config()
+    rows = sensitivity_runs(cfg)
+    by = {(r["param"], r["value"]): r["label"] for r in rows}
+    # the main run's own settings (batch 1/20 from batch_size None, power 0.3, θ carried,
+    # corpus order) are the main run, not a copy of it
+    assert by[("batch_size", 0.05)] == by[("learning_power", 0.3)] == "same"
+    assert by[("keep_doc_topic", True)] == by[("shuffle", False)] == "same"
+    assert by[("keep_doc_topic", False)] == "sens_keep_doc_topic_false"
+    assert by[("batch_size", 0.025)] == "sens_batch_size_0.025"
+    runs = plan_runs(cfg)
+    for (param, value), label in by.items():
+        assert runs[label]["params"].get(param, SameLDA().get_params()[param]) in (value, None)
+
+
+def test_study_runs_cover_the_grid():
+    cfg = load_config()
+    runs = plan_runs(cfg)
+    st = cfg["scale_study"]
+    study = {k: r for k, r in runs.items() if k.startswith("study_")}
+    assert len(study) == 4 * len(st["train_fractions"])
+    for r in study.values():
+        assert r["n_topics"] == st["n_topics"] and r["checkpoints"] == "final"
+        assert r["seeds"] == cfg["seeds"][:1]
+    cgs = study[study_label("cgs", 0.25)]
+    assert cgs["budget"] == st["cgs_iterations"] and cgs["train_fraction"] == 0.25
+    spec = spec_for(cfg, runs, study_label("vb_batch", 0.5), 0, 16)
+    assert (spec.n_topics, spec.train_fraction, spec.checkpoints) == (16, 0.5, "final")
+    assert study_runs({k: v for k, v in cfg.items() if k != "scale_study"}) == {}
 
 
 def test_spec_json_is_what_the_workflow_passes():

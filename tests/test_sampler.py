@@ -320,7 +320,11 @@ X_OK = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1]]))
     ({"doc_topic_prior": 0}, r"'doc_topic_prior' parameter of SameLDA must be a float"),
     ({"topic_word_prior": -0.1}, r"'topic_word_prior' parameter of SameLDA must be a float"),
     ({"batch_size": 0}, r"'batch_size' parameter of SameLDA must be an int in the range "
-                        r"\[1, inf\) or None. Got 0 instead"),
+                        r"\[1, inf\), a float in the range \(0.0, 1.0\] or None. Got 0 "
+                        r"instead"),
+    ({"batch_size": 1.5}, r"'batch_size' parameter of SameLDA must be an int in the range "
+                          r"\[1, inf\), a float in the range \(0.0, 1.0\] or None. Got 1.5 "
+                          r"instead"),
     ({"n_inner": 0}, r"'n_inner' parameter of SameLDA must be an int"),
     ({"m_schedule": "cosine"}, r"'m_schedule' parameter of SameLDA must be a str among "
                                r"\{.*'invlinear'.*\}. Got 'cosine' instead"),
@@ -429,3 +433,13 @@ def test_clone_of_fitted_model_in_pipeline(syn):
     assert not hasattr(fresh[0], "topic_word_")
     np.testing.assert_array_equal(fresh.fit(syn.counts).transform(syn.counts[:5]),
                                   pipe.transform(syn.counts[:5]))
+
+
+@pytest.mark.parametrize("batch_size, sizes", [(None, [5] * 19 + [5]), (0.1, [10] * 10),
+                                                (0.025, [3] * 33 + [1]), (7, [7] * 14 + [2]),
+                                                (1.0, [100])])
+def test_batch_size_count_or_fraction(batch_size, sizes):
+    """An int is a document count, a float in (0, 1] a fraction of the documents (ceil)."""
+    ranges = SameLDA(batch_size=batch_size).batches(100)
+    assert [b - a for a, b in ranges] == sizes
+    assert ranges[0][0] == 0 and ranges[-1][1] == 100

@@ -97,3 +97,28 @@ def test_kos_split(kos):
     assert int(s.train.sum() + s.test_full.sum()) == 467714
     assert s.vocab_sha256 == kos.vocab_checksum()
     assert splitmod.HeldOutSplit is type(s)
+
+
+def test_train_subset_nested_seeded_and_test_untouched(counts):
+    s = make_split(counts, 0.2, seed=4)
+    quarter, half = splitmod.train_subset(s, 0.25), splitmod.train_subset(s, 0.5)
+    n = s.train.shape[0]
+    assert quarter.train.shape[0] == -(-n // 4) and half.train.shape[0] == -(-n // 2)
+    assert set(quarter.train_docs) < set(half.train_docs) < set(s.train_docs)  # nested
+    assert list(half.train_docs) == sorted(half.train_docs)  # corpus order kept
+    rows = np.searchsorted(s.train_docs, half.train_docs)
+    assert (half.train != s.train[rows]).nnz == 0  # the same documents' counts
+    for m in ("test_observed", "test_heldout"):
+        assert getattr(half, m) is getattr(s, m)
+    assert splitmod.train_subset(s, 1.0) is s
+    again = splitmod.train_subset(make_split(counts, 0.2, seed=4), 0.5)
+    assert np.array_equal(again.train_docs, half.train_docs)
+    other = splitmod.train_subset(make_split(counts, 0.2, seed=5), 0.5)
+    assert not np.array_equal(np.sort(other.train_docs), half.train_docs)
+
+
+@pytest.mark.parametrize("frac", [0, -0.1, 1.01, True])
+def test_train_subset_bad_fraction(counts, frac):
+    s = make_split(counts, 0.2, seed=4)
+    with pytest.raises(ValueError, match=r"train_fraction must be in \(0, 1\], got "):
+        splitmod.train_subset(s, frac)

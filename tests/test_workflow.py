@@ -51,9 +51,11 @@ def job_count(out: str) -> int:
 def test_dry_run_paper_profile_and_cluster():
     res = smk("-n", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
-    # 2 datasets × (3 seeds × (4 methods + 4 other m + 3 schedules) + other prior scale +
-    # m=1 long) fits, 2 splits, 2 × 8 figure/table jobs, the scaling run, claims and `all`
-    assert job_count(res.stdout) == 2 * (3 * (4 + 4 + 3) + 1 + 1) + 2 + 2 * 8 + 1 + 1 + 1
+    # 2 datasets × (3 seeds × (4 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
+    # + other prior scale + m=1 long + 7 sensitivity variants + 2 K × 2 fractions × 4 methods
+    # of the scale study) fits, 2 splits, 2 × 10 figure/table jobs, scaling, claims, `all`
+    fits = 3 * (4 + 5 + 3) + 1 + 1 + 7 + 2 * 2 * 4
+    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 10 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
@@ -68,6 +70,18 @@ def test_any_uci_corpus_needs_no_code_change():
     assert "figures/nips/fig1_passes.png" in res.stdout
 
 
+def test_scale_study_planned_for_every_corpus():
+    """The scale study and the sensitivity study are planned for each configured corpus."""
+    res = smk("-n", "--config", "datasets=[kos,nips]")
+    assert res.returncode == 0, res.stderr
+    for d in ("kos", "nips"):
+        for out in (f"figures/{d}/scale_study.png", f"results/{d}/scale_study.csv",
+                    f"figures/{d}/sensitivity.png", f"results/{d}/study_cgs_f0.25/K128/seed0",
+                    f"results/{d}/study_vb_batch_f1/K8/seed0", f"results/{d}/same_m100/K64/seed2",
+                    f"results/{d}/sens_keep_doc_topic_false/K64/seed0"):
+            assert out in res.stdout, out
+
+
 @pytest.mark.slow
 def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     env = {"SAME_DATA_DIR": str(uci_dir)}
@@ -77,10 +91,13 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
             str(work), "--snakefile", str(REPO / "Snakefile"))
     res = smk(*args, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
+    for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
+                 "sensitivity", "scale_study"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
-    for table in ("table1", "table2", "time_to_quality"):
+    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == 1 + 2 * 2
+    assert "## Across scales" in (work / "results/claims.md").read_text()
+    for table in ("table1", "table2", "time_to_quality", "scale_study"):
         assert (work / f"results/kos/{table}.csv").is_file()
         assert (work / f"results/kos/{table}.md").is_file()
     claims = (work / "results/claims.md").read_text()

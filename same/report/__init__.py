@@ -6,6 +6,7 @@ Everything here reads ``trace.csv`` / ``meta.json`` files written by
 - :mod:`.paper` — the paper's numbers and claim statements (constants);
 - :mod:`.traces` — loading traces and the measurements every part uses;
 - :mod:`.figures` — PNG/PDF figures; :mod:`.tables` — tables 1 and 2 (CSV, Markdown);
+- :mod:`.study` — the scale study (final ll against tokens per φ parameter, crossovers);
 - :mod:`.claims` — one function per claim returning a :class:`Verdict`;
 - :mod:`.render` — ``claims.md`` from verdicts.
 """
@@ -13,6 +14,7 @@ Everything here reads ``trace.csv`` / ``meta.json`` files written by
 from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9, judge_dataset
 from .figures import (
            fig_ll_vs_passes,
+           fig_sensitivity,
            fig_ll_vs_samples,
            fig_m,
            fig_schedules,
@@ -28,10 +30,12 @@ from .tables import (
     time_to_quality,
     time_to_quality_rows,
 )
+from .study import crossover, scale_study, study_findings, study_rows
 from .traces import load_traces, scale_of
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
            "render_claims", "judge_dataset", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
-           "time_to_quality", "time_to_quality_rows"]
+           "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "scale_study",
+           "study_rows", "study_findings", "crossover"]

@@ -16,7 +16,15 @@ import numpy as np
 
 from .paper import CLAIMS, CONVERGED_EPS, METHOD_NAMES
 from .tables import table1_rows, table2_rows
-from .traces import converged_pass, final_ll, final_lls, first_reach, first_seed, per_pass_seconds
+from .traces import (
+    converged_pass,
+    final_ll,
+    final_lls,
+    first_reach,
+    first_seed,
+    per_pass_seconds,
+    reach_seconds,
+)
 
 __all__ = ["Verdict", "VERDICTS", "CLAIM_FUNCTIONS", "judge_dataset", "claim_c9"]
 
@@ -162,8 +170,24 @@ def _budget_seconds(df, label: str) -> float:
     return float(d.mean())
 
 
+def _reach_all(df, label: str, target: float):
+    """Mean over seeds of the training seconds to first reach ``target`` (interpolated), or
+    None unless every seed does; and "reached/seeds"."""
+    secs = [reach_seconds(r.sort_values("pass")["train_seconds"], r.sort_values("pass")["ll"],
+                          target)[1] for _, r in df[df["label"] == label].groupby("seed")]
+    hit = [x for x in secs if x is not None]
+    return (float(np.mean(hit)) if hit and len(hit) == len(secs) else None,
+            f"{len(hit)}/{len(secs)}")
+
+
+def _lowest_final(df, *labels) -> float:
+    """The lowest final ll of any seed of ``labels``: a level every one of their seeds reaches."""
+    return float(min(final_lls(df, lab).min() for lab in labels))
+
+
 def claim_c4(df, info, dataset=None) -> Verdict:
-    """SAME's time to converge against online VB's, for every reached / not-reached case."""
+    """SAME's time to converge against online VB's; where that is undefined (one never reaches
+    CGS's ll), their time to a quality both reach."""
     t1 = _t1(df)
     ts, to = t1["same"], t1["vb_online"]
     s_t, o_t = ts["s_to_converge"], to["s_to_converge"]
@@ -180,51 +204,71 @@ def claim_c4(df, info, dataset=None) -> Verdict:
         ours = (f"SAME converged in {s_t:.1f} s; VB online did not reach the target in every "
                 f"seed ({to['seeds_converged']}) within its budget "
                 f"({_budget_seconds(df, 'vb_online'):.1f} s); {target}")
-    elif o_t is not None:
-        v = "not reproduced"
-        ours = (f"VB online converged in {o_t:.1f} s; SAME did not reach the target in every "
-                f"seed ({ts['seeds_converged']}) within its budget "
-                f"({_budget_seconds(df, 'same'):.1f} s); {target}")
     else:
-        v = "not testable here"
-        ours = (f"neither reached the target in every seed (SAME {ts['seeds_converged']}, VB "
-                f"online {to['seeds_converged']}); {target}")
-    if backend != "cupy" and v != "not testable here":
+        level = _lowest_final(df, "same", "vb_online")
+        (a, _), (b, _) = _reach_all(df, "same", level), _reach_all(df, "vb_online", level)
+        ratio = a / b if a is not None and b else None
+        v = "not testable here" if ratio is None else (
+            "reproduced" if ratio < 3 else "not reproduced") + " (by time to quality)"
+        who = "SAME" if o_t is not None else "neither"
+        ours = (f"time to converge undefined: {who} reached {target.split(': ')[1]} in every "
+                f"seed (SAME {ts['seeds_converged']}, VB online {to['seeds_converged']}), so "
+                f"judged by time to quality instead: to reach {level:.4f} nats/token (the "
+                f"lowest final ll of any seed of the two) SAME needs {_fmt(a, 1)} s, VB online "
+                f"{_fmt(b, 1)} s" + (f" (ratio {ratio:.2f})" if ratio is not None else ""))
+    if backend != "cupy" and not v.startswith("not testable"):
         v = f"{v} (CPU here; the paper's claim is about GPU)"
-    return _v("C4", dataset, v, f"ours ({backend}): {ours}",
+    return _v("C4", dataset, v, f"ours ({backend}, {_sampler_text(df, 'same')}): {ours}",
               "both converge: reproduced when SAME's time is under 3× online VB's; only SAME "
-              "converges: reproduced; only VB online: not reproduced; neither: not testable",
+              "converges: reproduced; otherwise the same 3× rule on the seconds each needs to "
+              "reach the lowest final ll of any seed of the two (time to quality)",
               ratio=ratio)
 
 
+def _sampler_text(df, label: str) -> str:
+    d = df[df["label"] == label]
+    if d.empty or "sampler" not in d or d["sampler"].iloc[0] is None:
+        return "sampler unknown"
+    return f"{d['sampler'].iloc[0]} sampler"
+
+
 def claim_c5(df, info, dataset=None) -> Verdict:
-    """Time to converge of CGS and batch VB relative to SAME's (lower bounds if not reached)."""
+    """Time to converge of CGS and batch VB relative to SAME's (lower bounds if not reached);
+    where SAME never reaches CGS's ll, their time to SAME's own final quality instead."""
     t1 = _t1(df)
     ts = t1["same"]["s_to_converge"]
-    if ts is None:
-        desc = (f"SAME did not reach the target (CGS's ll after "
-                f"{t1['same']['cgs_reference_iterations']} iterations, "
-                f"{t1['same']['converge_target_ll']:.4f}) in every seed "
-                f"({t1['same']['seeds_converged']}) within its budget, so it converged no faster")
-        return _v("C5", dataset, "not reproduced", f"ours: {desc}; GPU CGS not run here", _C5_RULE)
+    by_quality = ts is None
+    if by_quality:
+        level = _lowest_final(df, "same")
+        ts = _reach_all(df, "same", level)[0]
+        how = (f"SAME did not reach CGS's ll after {t1['same']['cgs_reference_iterations']} "
+               f"iterations ({t1['same']['converge_target_ll']:.4f}) in every seed "
+               f"({t1['same']['seeds_converged']}), so time to converge is undefined; judged by "
+               f"time to quality: seconds to reach {level:.4f} nats/token (SAME's lowest final "
+               f"ll over seeds), relative to SAME's {ts:.1f} s")
+    else:
+        how = f"time to converge relative to SAME's {ts:.1f} s"
     ratios, parts = {}, []
     for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
-        t = t1[lab]["s_to_converge"]
+        t = _reach_all(df, lab, level)[0] if by_quality else t1[lab]["s_to_converge"]
         bound = t is None
         r = (_budget_seconds(df, lab) if bound else t) / ts
         ratios[name] = {"ratio": r, "lower_bound": bound}
         parts.append(f"{name} {'> ' if bound else ''}{r:.1f}×"
-                     + (" (target not reached within its budget)" if bound else ""))
+                     + (" (not reached within its budget)" if bound else ""))
     rs = [x["ratio"] for x in ratios.values()]
     v = ("reproduced" if min(rs) >= 50 else "partly" if max(rs) > 1 else "not reproduced")
-    return _v("C5", dataset, v, f"ours (time to converge relative to SAME's {ts:.1f} s): "
-              + ", ".join(parts) + "; GPU CGS not run here", _C5_RULE, **ratios)
+    if by_quality:
+        v += " (by time to quality)"
+    return _v("C5", dataset, v, f"ours ({_sampler_text(df, 'same')}; {how}): " + ", ".join(parts)
+              + "; GPU CGS not run here", _C5_RULE, by_time_to_quality=by_quality, **ratios)
 
 
 _C5_RULE = ("reproduced when CGS and VB batch both take ≥ 50× SAME's time to converge (a method "
             "that never reaches the target counts with its whole budget, a lower bound); "
             "partly when SAME is faster than at least one; not reproduced when SAME is slower "
-            "than both or never reaches the target")
+            "than both. When SAME never reaches CGS's ll, the times are to SAME's own lowest "
+            "final ll over seeds (time to quality)")
 
 
 def claim_c6(df, info, dataset=None) -> Verdict:
@@ -239,7 +283,7 @@ def claim_c6(df, info, dataset=None) -> Verdict:
                   rule)
     slow, steep = t2[100] / t2[1], t2[500] / t2[100]
     backend = df[df["label"] == "same"]["backend"].iloc[0]
-    ours = ("ours (" + backend + "): s/pass "
+    ours = ("ours (" + backend + ", " + _sampler_text(df, info["m_runs"][100]) + "): s/pass "
             + ", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(t2.items()))
             + f"; t(100)/t(1) = {slow:.2f}, t(500)/t(100) = {steep:.2f}")
     v = _grade([slow <= 2, steep >= 1.3]) if backend == "cupy" else "not testable here"
@@ -276,7 +320,8 @@ def claim_c7(df, info, dataset=None) -> Verdict:
     little = all(fin[m].mean() - fin[100].mean() <= max(CONVERGED_EPS, _noise(fin[m], fin[100], sd))
                  for m in ms if m > 100)
     return _v("C7", dataset, _grade([mono and better, little]),
-              "ours (final ll after the same passes, mean ± seed sd): "
+              f"ours ({_sampler_text(df, info['m_runs'][100])}; final ll after the same passes, "
+              "mean ± seed sd): "
               + ", ".join(_mean_spread(f"m={m:g}", fin[m]) for m in ms), rule,
               final_ll={m: a.tolist() for m, a in fin.items()})
 
@@ -345,3 +390,35 @@ CLAIM_FUNCTIONS = {"C1": claim_c1, "C2": claim_c2, "C3": claim_c3, "C4": claim_c
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
     """Verdicts C1–C8 for one dataset."""
     return [f(df, info, name) for f in CLAIM_FUNCTIONS.values()]
+
+
+#: Claims the scale study speaks to: claim → (finding key of
+#: :func:`~same.report.study.study_findings`, what holds above the threshold).
+STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
+                "C3": ("cgs", "SAME's final ll within 0.01 nats/token of CGS at its budget")}
+
+
+def scale_summary(verdicts: list[Verdict], scales: dict, findings: dict) -> dict[str, str]:
+    """One line per claim across scales: the verdict at each dataset's main scale, and for
+    the claims the scale study measures (:data:`STUDY_CLAIMS`), where it holds.
+
+    scales : {dataset: scale_of result or None}; findings : {dataset: study_findings or None}
+    """
+    from .study import describe_crossover
+
+    out = {}
+    for v in verdicts:
+        if v.dataset is None:
+            continue
+        sc = scales.get(v.dataset)
+        at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
+        line = f"{v.dataset} at {at} tok/param: {v.verdict}"
+        if v.claim in STUDY_CLAIMS and (findings.get(v.dataset) or {}).get(
+                STUDY_CLAIMS[v.claim][0]) is not None:
+            key, what = STUDY_CLAIMS[v.claim]
+            line += f"; scale study: {describe_crossover(findings[v.dataset][key], what)}"
+        out.setdefault(v.claim, []).append(line)
+    for c in out:
+        if c not in STUDY_CLAIMS:
+            out[c].append("measured at the main scale only")
+    return {c: "; ".join(lines) for c, lines in out.items()}

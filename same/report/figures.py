@@ -127,3 +127,57 @@ def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
     """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label)."""
     fig_variants(df, outputs, caption, runs, "annealing schedules of m (same mean m)",
                  all_seeds=True)
+
+
+def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dict]:
+    """SAME's sensitivity at the main setting: one panel per parameter, ll vs passes for each
+    value (first seed), and a CSV of final and first-pass ll per (parameter, value).
+
+    runs : {parameter: {value (text): run label}}; label ``same`` is the main run.
+    Returns the CSV rows.  Reported as sensitivity, never used to choose the main settings.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .tables import write_csv
+    from .traces import final_ll
+
+    main = first_seed(df[df["label"] == "same"])
+    main_final = final_ll(main) if not main.empty else None
+    n = len(runs)
+    cols = 2 if n > 1 else 1
+    nrows = -(-n // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.4 * cols / 1.3, 3.6 * nrows),
+                             squeeze=False, sharey=True)
+    fig.text(0.01, -0.01, caption + "; seed 0; the main run is drawn thick. Sensitivity only: "
+             "the main comparison's settings were not chosen from these runs.", ha="left",
+             va="top", fontsize=7, wrap=True)
+    rows = []
+    for ax, (param, values) in zip(axes.flat, runs.items()):
+        for i, (value, label) in enumerate(values.items()):
+            d = first_seed(df[df["label"] == label]).sort_values("pass")
+            if d.empty:
+                continue
+            is_main = label == "same"
+            ax.plot(d["pass"], d["ll"], "-o", ms=2, lw=2.4 if is_main else 1.2, color=f"C{i}",
+                    label=f"{value}" + (" (main)" if is_main else ""))
+            fin = float(d["ll"].iloc[-1])
+            rows.append({"parameter": param, "value": value, "label": label, "main": is_main,
+                         "first_pass_ll": float(d["ll"].iloc[0]), "final_ll": fin,
+                         "final_minus_main": None if main_final is None else fin - main_final})
+        ax.set_title(param, fontsize=9)
+        ax.set_xlabel("passes over the training documents")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("held-out ll (nats/token)")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.suptitle(f"{df['dataset'].iloc[0]}: SAME sensitivity at the main setting", fontsize=10)
+    fig.tight_layout()
+    _save(fig, outputs)
+    plt.close(fig)
+    write_csv(rows, csv_path)
+    return rows

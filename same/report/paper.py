@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["PAPER_TABLE1", "PAPER_TABLE1_OTHER", "PAPER_TABLE2", "CLAIMS", "METHOD_NAMES",
-           "CONVERGED_EPS"]
+           "CONVERGED_EPS", "STUDY_CGS_EPS"]
 
 #: Table 1 of the paper (seconds; NYTimes, K=256; GTX-690 / E5-2660): label → (system,
 #: seconds per pass, seconds to converge).
@@ -20,6 +20,9 @@ PAPER_TABLE1_OTHER = [("VB batch (Blei, CPU)", 12600, 252000),
 PAPER_TABLE2 = {500: 50, 100: 30, 20: 25, 5: 23, 1: 20}
 #: A run has "converged" (C2) at the first pass whose ll is within this of its final ll.
 CONVERGED_EPS = 0.01
+#: The scale study counts SAME as matching CGS where it ends within this of CGS's ll at its
+#: budget (nats/token).
+STUDY_CGS_EPS = 0.01
 #: Legend and table names of the four methods.
 METHOD_NAMES = {"same": "SAME Gibbs", "vb_online": "VB online (gensim)",
                 "vb_batch": "VB batch (gensim)", "cgs": "CGS (tomotopy)"}

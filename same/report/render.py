@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..corpus import atomic_write
-from .claims import Verdict, claim_c9, judge_dataset
+from .claims import Verdict, claim_c9, judge_dataset, scale_summary
+from .study import study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
 
 __all__ = ["render_claims", "claims"]
@@ -24,13 +25,15 @@ def _scale_text(scale: dict | None) -> str:
             "parameter")
 
 
-def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None) -> str:
+def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
+                  findings: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
-    training tokens per φ parameter), one section per verdict.
+    training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
     scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
+    findings : {dataset: :func:`~same.report.study.study_findings` result}, optional
     """
-    scales = scales or {}
+    scales, findings = scales or {}, findings or {}
     datasets = list(dict.fromkeys(v.dataset for v in verdicts if v.dataset is not None))
 
     def where(name):
@@ -50,6 +53,12 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
              "does not reproduce here may at the paper's scale, and the reverse.", "",
              "## Summary", "", "| claim | verdict |", "|---|---|"]
     lines += [f"| {c} | {'; '.join(vs)} |" for c, vs in sorted(summary.items())] + [""]
+    across = scale_summary(verdicts, scales, findings)
+    lines += ["## Across scales", "",
+              "Each claim at each dataset's main scale, and where the scale study (every method "
+              "at several K and training fractions, `results/<dataset>/scale_study.md`) shows "
+              "it holding.", "", "| claim | across scales |", "|---|---|"]
+    lines += [f"| {c} | {t} |" for c, t in sorted(across.items())] + [""]
     for name in datasets:
         lines += [f"## Dataset: {name}", "", f"Scale: {_scale_text(scales.get(name))}.", ""]
         for v in verdicts:
@@ -67,12 +76,18 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
 
     datasets : {name: {"df": traces DataFrame, "m_runs": {m: label}, "schedule_runs":
                 {schedule: label}, "fig1c": {"same", "m1", "cgs": label},
-                "prior_scale_runs": {legend: label}}}
+                "prior_scale_runs": {legend: label}, "study": the scale study's traces
+                (optional)}}
     scaling : path of a :mod:`same.scaling` result, used for C9 when only one dataset ran
     """
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
     verdicts.append(claim_c9(datasets, scaling))
     scales = {name: scale_of(info["df"], name) for name, info in datasets.items()}
-    text = render_claims(verdicts, setting, scales)
+    findings = {}
+    for name, info in datasets.items():
+        study = info.get("study")
+        if study is not None and not study.empty:
+            findings[name] = study_findings(study_rows(study))
+    text = render_claims(verdicts, setting, scales, findings)
     atomic_write(Path(out_path), lambda f: f.write(text.encode()))
     return verdicts

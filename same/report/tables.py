@@ -11,8 +11,16 @@ from ..corpus import atomic_write
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
 from .traces import final_ll, final_lls, first_reach, first_seed, per_pass_seconds, reach_seconds
 
-__all__ = ["convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
+__all__ = ["write_csv", "convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
            "time_to_quality_rows", "time_to_quality", "write_table"]
+
+
+def write_csv(rows: list[dict], csv_path) -> None:
+    """Rows as a CSV file, written atomically."""
+    import pandas as pd
+
+    text = pd.DataFrame(rows).to_csv(index=False)
+    atomic_write(Path(csv_path), lambda f: f.write(text.encode()))
 
 
 def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence[str]) -> None:
@@ -20,7 +28,7 @@ def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence
     import pandas as pd
 
     df = pd.DataFrame(rows)
-    atomic_write(Path(csv_path), lambda f: f.write(df.to_csv(index=False).encode()))
+    write_csv(rows, csv_path)
     shown = df.astype(object).map(
         lambda v: "—" if v is None or (isinstance(v, float) and np.isnan(v)) else
         f"{v:.4g}" if isinstance(v, float) else str(v))
@@ -167,7 +175,6 @@ def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
                  "Targets: each method's mean final ll and evenly spaced levels between the worst "
                  "and the best; seconds are training time (evaluation excluded), mean over seeds, "
                  "interpolated linearly between checkpoints; — = not reached by every seed.",
-                 "Checkpoints: every pass (CGS: iteration) up to 20, then 50, 100, 200, 500, 1000 "
-                 "iterations for CGS, so CGS times beyond 20 iterations are interpolated over wide "
-                 "gaps."])
+                 "Checkpoints: every pass (CGS: iteration) up to 20, then at least every tenth of "
+                 "the budget, so no interpolation spans more than 10 % of a run."])
     return rows

@@ -45,10 +45,23 @@ def load_traces(paths: Sequence[str | os.PathLike]):
         df["params"] = json.dumps(settings["params"], sort_keys=True)
         df["n_words"] = meta["split"].get("n_words")
         df["n_train_tokens"] = meta["split"].get("n_train_tokens")
+        df["train_fraction"] = settings.get("train_fraction", 1.0)
+        df["sampler"] = _sampler(settings)
         frames.append(df)
     if not frames:
         raise ValueError("no traces given")
     return pd.concat(frames, ignore_index=True)
+
+
+def _sampler(settings: dict) -> str | None:
+    """SAME's sampler of a run (its params, else the estimator's default); None for others."""
+    if settings["method"] != "same":
+        return None
+    if "sampler" in settings["params"]:
+        return settings["params"]["sampler"]
+    from ..sampler import SameLDA
+
+    return SameLDA().sampler
 
 
 def per_pass_seconds(run) -> float:

@@ -2,7 +2,8 @@
 import os
 from pathlib import Path
 
-from same.runs import main_prior_scale, plan_runs, spec_for
+from same.runs import (STUDY_METHODS, m_label, main_prior_scale, plan_runs, sensitivity_runs,
+                       spec_for, study_label)
 from same.sampler import SameLDA
 
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
@@ -33,8 +34,8 @@ for _label, _run in RUNS.items():  # validated once, before any job runs
 
 
 def m_label_run(m):
-    """Label of the SAME run with constant m (the main run when m equals n_samples)."""
-    return "same" if m == config["same"]["n_samples"] else f"same_m{m:g}"
+    """Label of the m-sweep run with constant m (the main run when it is the same run)."""
+    return m_label(config, m)
 
 
 def schedule_run(sched):
@@ -54,12 +55,27 @@ def fig1c_cgs_label():
     return "cgs_long" if "cgs_long" in RUNS else "cgs"
 
 
-def trace(dataset, label, seed):
-    return f"results/{dataset}/{label}/K{K}/seed{seed}/trace.csv"
+def trace(dataset, label, seed, k=K):
+    return f"results/{dataset}/{label}/K{k}/seed{seed}/trace.csv"
 
 
 def traces(dataset, labels, seeds=None):
-    return [trace(dataset, lab, s) for lab in labels for s in (seeds or RUNS[lab]["seeds"])]
+    """Trace paths of labels × seeds (× the scale study's K values for its runs)."""
+    return [trace(dataset, lab, s, k) for lab in labels for s in (seeds or RUNS[lab]["seeds"])
+            for k in RUNS[lab].get("n_topics", [K])]
+
+
+def study_labels():
+    st = config.get("scale_study") or {}
+    return [study_label(m, f) for f in st.get("train_fractions", []) for m in STUDY_METHODS]
+
+
+def sensitivity_table():
+    """{parameter: {value (as text): label}} of the sensitivity study."""
+    out = {}
+    for row in sensitivity_runs(config):
+        out.setdefault(row["param"], {})[str(row["value"])] = row["label"]
+    return out
 
 
 def all_outputs():
@@ -69,6 +85,12 @@ def all_outputs():
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}",
                       table=["table1", "table2", "time_to_quality"], ext=["csv", "md"])
+        if sensitivity_runs(config):
+            out += expand(f"figures/{d}/sensitivity.{{ext}}", ext=FIGURE_FORMATS)
+            out.append(f"results/{d}/sensitivity.csv")
+        if study_labels():
+            out += expand(f"figures/{d}/scale_study.{{ext}}", ext=FIGURE_FORMATS)
+            out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md"])
     out.append("results/claims.md")
     out.append("results/scaling/same_cpu.json")
     return out
@@ -79,15 +101,26 @@ def fit_spec(wildcards):
     return spec_for(config, RUNS, wildcards.label, int(wildcards.seed), int(wildcards.K)).to_json()
 
 
-def setting(dataset):
-    """Caption of every figure and table: the comparison's shared settings."""
+def setting(dataset, study=False, m_sweep=False):
+    """Caption of every figure and table: the comparison's shared settings (``study``: the
+    scale study's grid; ``m_sweep``: the m sweep's sampler)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
-    return (f"{dataset}, K={K}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME m={p['n_samples']:g} ({p['sampler']} sampler, "
+    sampler = p["sampler"]
+    if m_sweep:
+        sampler = config["same"].get("m_sampler", sampler)
+    if study:
+        st = config["scale_study"]
+        ks = f"K ∈ {st['n_topics']}, training fraction ∈ {st['train_fractions']}"
+        who = (f"seed {SEEDS[0]}, final ll only, CGS "
+               f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations")
+    else:
+        ks, who = f"K={K}", f"seeds {SEEDS}"
+    return (f"{dataset}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
+            f"SAME m={p['n_samples']:g} ({sampler} sampler, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, minibatch 1/20, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
             f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
-            f"online also in corpus order), seeds {SEEDS}, {config['threads']} thread(s)/job, "
+            f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion")
 
 

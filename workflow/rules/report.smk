@@ -50,7 +50,7 @@ rule fig2a_m:
     output:
         expand("figures/{{dataset}}/fig2a_m.{ext}", ext=FIGURE_FORMATS),
     params:
-        setting=lambda wc: setting(wc.dataset),
+        setting=lambda wc: setting(wc.dataset, m_sweep=True),
         runs={m: m_label_run(m) for m in config["same"]["m_values"]},
     log:
         "results/logs/report/{dataset}/fig2a_m.log",
@@ -135,6 +135,44 @@ rule time_to_quality:
         "../scripts/report.py"
 
 
+rule sensitivity:
+    input:
+        traces=lambda wc: traces(wc.dataset, sorted({r["label"] for r in sensitivity_runs(config)}),
+                                 SEED0),
+        code=REPORT_CODE,
+    output:
+        figures=expand("figures/{{dataset}}/sensitivity.{ext}", ext=FIGURE_FORMATS),
+        csv="results/{dataset}/sensitivity.csv",
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        runs=lambda wc: sensitivity_table(),
+    log:
+        "results/logs/report/{dataset}/sensitivity.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
+rule scale_study:
+    input:
+        traces=lambda wc: traces(wc.dataset, study_labels()),
+        code=REPORT_CODE,
+    output:
+        figures=expand("figures/{{dataset}}/scale_study.{ext}", ext=FIGURE_FORMATS),
+        csv="results/{dataset}/scale_study.csv",
+        md="results/{dataset}/scale_study.md",
+    params:
+        setting=lambda wc: setting(wc.dataset, study=True),
+        main_n_topics=K,
+    log:
+        "results/logs/report/{dataset}/scale_study.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
 rule table2:
     input:
         traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],
@@ -144,7 +182,7 @@ rule table2:
         csv="results/{dataset}/table2.csv",
         md="results/{dataset}/table2.md",
     params:
-        setting=lambda wc: setting(wc.dataset),
+        setting=lambda wc: setting(wc.dataset, m_sweep=True),
         runs={m: m_label_run(m) for m in config["same"]["m_values"]},
     log:
         "results/logs/report/{dataset}/table2.log",

@@ -28,12 +28,21 @@ elif rule == "table1":
     report.table1(df, smk.output.csv, smk.output.md, caption)
 elif rule == "time_to_quality":
     report.time_to_quality(df, smk.output.csv, smk.output.md, caption)
+elif rule == "sensitivity":
+    report.fig_sensitivity(df, smk.output.figures, smk.output.csv, caption,
+                           {k: dict(v) for k, v in dict(smk.params.runs).items()})
+elif rule == "scale_study":
+    report.scale_study(df, smk.output.figures, smk.output.csv, smk.output.md, caption,
+                       main_n_topics=smk.params.main_n_topics)
 elif rule == "table2":
     report.table2(df, dict(smk.params.runs), smk.output.csv, smk.output.md, caption)
 elif rule == "claims":
     per = {}
+    study = df["label"].str.startswith("study_")
     for name in smk.params.datasets:
-        per[name] = {"df": df[df["dataset"] == name], "m_runs": dict(smk.params.m_runs),
+        per[name] = {"df": df[(df["dataset"] == name) & ~study],
+                     "study": df[(df["dataset"] == name) & study],
+                     "m_runs": dict(smk.params.m_runs),
                      "schedule_runs": dict(smk.params.schedule_runs),
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs)}

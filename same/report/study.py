@@ -1,0 +1,208 @@
+"""The scale study: final held-out ll of every method against training tokens per φ parameter.
+
+Each point of the study is one (K, training fraction) pair of one dataset, every method run
+once (seed 0) with the same α, β, split and evaluator (:func:`same.runs.study_runs`).  Its
+scale is N_train / (K · W): training tokens per φ parameter (SPEC §8).  The verdicts here
+say at which scale a comparison flips:
+
+- :func:`crossover`: the smallest scale from which a difference stays above a threshold at
+  every larger point of the grid, with the crossing interpolated in log(scale);
+- :func:`study_findings`: the crossovers the claims report uses: SAME above VB batch, above
+  both VB methods (C1), and within 0.01 nats/token of CGS at its budget (C3's end quality).
+"""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from .figures import COLORS, _save
+from .paper import METHOD_NAMES, STUDY_CGS_EPS
+from .tables import write_table
+from .traces import PAPER_TOKENS_PER_PARAMETER
+
+__all__ = ["study_rows", "crossover", "study_findings", "scale_study", "STUDY_LABEL"]
+
+#: ``study_<method>_f<fraction>`` (same.runs.study_label)
+STUDY_LABEL = r"^study_(same|vb_online|vb_batch|cgs)_f([0-9.]+)$"
+
+
+def study_rows(df) -> list[dict]:
+    """One row per (K, training fraction): tokens per parameter, each method's final ll, and
+    SAME's and CGS's difference to the best VB method's (nats/token), sorted by scale.
+
+    df : traces of the study's runs (labels ``study_<method>_f<fraction>``, columns from
+    :func:`~same.report.traces.load_traces`).  A point missing a method has None there.
+    """
+    d = df.copy()
+    parts = d["label"].str.extract(STUDY_LABEL)
+    d["study_method"], d["fraction"] = parts[0], parts[1].astype(float)
+    d = d.dropna(subset=["study_method"])
+    rows = []
+    for (k, frac), g in d.groupby(["n_topics", "fraction"]):
+        last = g.sort_values("pass").groupby("study_method").last()
+        tokens, words = float(last["n_train_tokens"].iloc[0]), float(last["n_words"].iloc[0])
+        row = {"n_topics": int(k), "train_fraction": float(frac), "n_train_tokens": int(tokens),
+               "tokens_per_parameter": tokens / (int(k) * words)}
+        for m in ("same", "vb_online", "vb_batch", "cgs"):
+            row[f"{m}_ll"] = float(last.loc[m, "ll"]) if m in last.index else None
+        vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch") if row[f"{m}_ll"] is not None]
+        best_vb = max(vbs) if vbs else None
+        row["best_vb_ll"] = best_vb
+        for m in ("same", "vb_online", "vb_batch", "cgs"):
+            v = row[f"{m}_ll"]
+            row[f"{m}_minus_best_vb"] = None if v is None or best_vb is None else v - best_vb
+        s, c, b = row["same_ll"], row["cgs_ll"], row["vb_batch_ll"]
+        row["same_minus_cgs"] = None if s is None or c is None else s - c
+        row["same_minus_vb_batch"] = None if s is None or b is None else s - b
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["tokens_per_parameter"], r["n_topics"]))
+
+
+def crossover(scale, diff, threshold: float = 0.0) -> dict:
+    """Where ``diff`` (one value per grid point) rises above ``threshold`` for good.
+
+    Parameters
+    ----------
+    scale : tokens per parameter of each point (any order; None/NaN diffs are ignored)
+    diff : the difference at each point (nats/token); ``threshold`` : the level to exceed
+
+    Returns
+    -------
+    dict with
+      ``status``: "always" (above at every point), "never" (not above at the largest scale),
+      or "from" (above at every point from some scale on, not below it);
+      ``from_scale``: the smallest scale of that last run of points above (None for "never");
+      ``below_scale``: the largest scale not above (None for "always");
+      ``at_scale``: the crossing interpolated linearly in log(scale) between those two;
+      ``exceptions``: points below ``from_scale`` that are above anyway (the grid mixes K
+      and corpus size, so the ordering by scale need not be clean), as (scale, diff) pairs.
+    """
+    pts = sorted((float(s), float(d)) for s, d in zip(scale, diff)
+                 if d is not None and not (isinstance(d, float) and math.isnan(d)))
+    if not pts:
+        raise ValueError("crossover needs at least one point with a value")
+    above = [d > threshold for _, d in pts]
+    if not above[-1]:
+        return {"status": "never", "from_scale": None, "below_scale": pts[-1][0],
+                "at_scale": None, "exceptions": [p for p, a in zip(pts, above) if a]}
+    i = len(pts) - 1
+    while i > 0 and above[i - 1]:
+        i -= 1
+    if i == 0:
+        return {"status": "always", "from_scale": pts[0][0], "below_scale": None,
+                "at_scale": None, "exceptions": []}
+    (s0, d0), (s1, d1) = pts[i - 1], pts[i]
+    frac = (threshold - d0) / (d1 - d0) if d1 != d0 else 1.0
+    at = math.exp(math.log(s0) + frac * (math.log(s1) - math.log(s0)))
+    return {"status": "from", "from_scale": s1, "below_scale": s0, "at_scale": at,
+            "exceptions": [p for p, a in zip(pts[:i], above[:i]) if a]}
+
+
+def describe_crossover(c: dict, what: str) -> str:
+    """One phrase for a :func:`crossover` result (``what``: what holds above the threshold)."""
+    if c["status"] == "always":
+        return f"{what} at every point (from {c['from_scale']:.2g} tokens/parameter)"
+    if c["status"] == "never":
+        return (f"{what} not at the largest scale studied ({c['below_scale']:.2g} "
+                "tokens/parameter)" + (f"; it holds at {len(c['exceptions'])} smaller point(s)"
+                                       if c["exceptions"] else ""))
+    text = (f"{what} from {c['from_scale']:.2g} tokens/parameter on (not at "
+            f"{c['below_scale']:.2g}; crossing ≈ {c['at_scale']:.2g})")
+    if c["exceptions"]:
+        text += (f"; also at {len(c['exceptions'])} smaller point(s): "
+                 + ", ".join(f"{s:.2g}" for s, _ in c["exceptions"]))
+    return text
+
+
+def study_findings(rows: list[dict]) -> dict:
+    """The crossovers of one dataset's study (``rows`` from :func:`study_rows`).
+
+    Returns {"vb_batch": SAME above VB batch, "both_vb": SAME above both VB methods (C1),
+    "cgs": SAME within :data:`~same.report.paper.STUDY_CGS_EPS` of CGS at its budget (C3)}:
+    each a :func:`crossover` dict, or None when the study lacks the methods it needs.
+    """
+    scale = [r["tokens_per_parameter"] for r in rows]
+
+    def cross(key, threshold=0.0):
+        vals = [r[key] for r in rows]
+        return None if all(v is None for v in vals) else crossover(scale, vals, threshold)
+
+    both = [None if r["same_ll"] is None or r["vb_online_ll"] is None or r["vb_batch_ll"] is None
+            else r["same_ll"] - max(r["vb_online_ll"], r["vb_batch_ll"]) for r in rows]
+    return {"vb_batch": cross("same_minus_vb_batch"),
+            "both_vb": None if all(v is None for v in both) else crossover(scale, both),
+            "cgs": cross("same_minus_cgs", -STUDY_CGS_EPS)}
+
+
+def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
+                main_scale: float | None) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
+    x = np.array([r["tokens_per_parameter"] for r in rows])
+    for m in ("same", "vb_online", "vb_batch", "cgs"):
+        y = np.array([np.nan if r[f"{m}_minus_best_vb"] is None else r[f"{m}_minus_best_vb"]
+                      for r in rows])
+        ax.plot(x, y, "-o", ms=3.5, color=COLORS[m], label=METHOD_NAMES[m])
+    for r in rows:
+        if r["same_minus_best_vb"] is not None:
+            ax.annotate(f"K{r['n_topics']}·{r['train_fraction']:g}", (r["tokens_per_parameter"],
+                        r["same_minus_best_vb"]), fontsize=5.5, color=COLORS["same"],
+                        xytext=(2, 3), textcoords="offset points")
+    ax.axhline(0, color="0.5", lw=0.8)
+    marks = [("vb_batch", "SAME overtakes VB batch", "C2"),
+             ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS", "C3")]
+    for key, text, color in marks:
+        c = findings.get(key)
+        if c is not None and c["status"] == "from":
+            ax.axvline(c["at_scale"], color=color, ls="--", lw=1,
+                       label=f"{text} (≈{c['at_scale']:.2g})")
+    if main_scale is not None:
+        ax.axvline(main_scale, color="k", ls=":", lw=1,
+                   label=f"main comparison ({main_scale:.2g})")
+    nyt = PAPER_TOKENS_PER_PARAMETER["NYTimes"]
+    if x.min() <= nyt <= x.max() * 1.5:
+        ax.axvline(nyt, color="0.4", ls="-.", lw=1, label=f"paper's NYTimes, K=256 ({nyt:g})")
+    ax.set_xscale("log")
+    ax.set_xlabel("training tokens per φ parameter, N_train / (K · W)  (log scale)")
+    ax.set_ylabel("final held-out ll − best VB's (nats/token)")
+    ax.set_title(f"{dataset}: which method wins at which scale")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    _save(fig, outputs)
+    plt.close(fig)
+
+
+def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
+                main_n_topics: int | None = None) -> dict:
+    """Write the scale study's figure (PNG/PDF), CSV and Markdown; returns the findings.
+
+    main_n_topics : K of the main comparison, whose scale (all training documents) is marked
+    """
+    rows = study_rows(df)
+    full = [r for r in rows if r["train_fraction"] == 1.0]
+    main_scale = None
+    if main_n_topics and full:
+        words = float(df["n_words"].iloc[0])
+        main_scale = full[0]["n_train_tokens"] / (main_n_topics * words)
+    findings = study_findings(rows)
+    dataset = str(df["dataset"].iloc[0])
+    _plot_study(rows, figure_outputs, setting, dataset, findings, main_scale)
+    notes = [setting,
+             "ll columns: final held-out ll (nats/token) of each method at that point; "
+             "*_minus_best_vb: difference to the better of VB online and VB batch there.",
+             "Scale: training tokens per φ parameter, N_train / (K · W); the training fraction "
+             "is a seeded, nested subset of the split's training documents (same test "
+             "documents and evaluator at every point)."]
+    for key, what in (("vb_batch", "SAME above VB batch"),
+                      ("both_vb", "SAME above both VB methods (C1)"),
+                      ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)")):
+        if findings[key] is not None:
+            notes.append(describe_crossover(findings[key], what) + ".")
+    write_table(rows, csv_path, md_path, f"Scale study: {dataset}", notes)
+    return findings
