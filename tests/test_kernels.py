@@ -189,6 +189,38 @@ def test_summed_kernels_do_not_depend_on_thread_count():
     assert_same_at_one_and_all_threads(sweeps)
 
 
+def test_summed_t_block_equals_the_per_nonzero_form_for_any_ranges():
+    """The CPU's blocked T sweeps (μ for all of a document's nonzeros at once) give the very
+    θ and c/μ of the per-nonzero form the GPU runs (elements.summed_t_doc, called here as a
+    compiled loop), for any split of the documents into ranges; μ equals dot_seq bit for bit."""
+    from numba import njit
+
+    from same.kernels import elements
+
+    @njit
+    def per_nonzero(indptr, indices, data, theta, phi_t, keys, ratio_out):
+        K = theta.shape[1]
+        acc, cum = np.empty(K, np.float32), np.empty(K)
+        guide, t_row = np.empty(K, np.int64), np.empty(K, np.int32)
+        for d in range(indptr.shape[0] - 1):
+            elements.summed_t_doc(d, indptr, indices, data, theta, phi_t, 30.0, 1.0, 0.1, keys,
+                                  ratio_out, kernels.POOL, acc, cum, guide, t_row)
+
+    counts, theta, phi_t = _problem(5, n_docs=120)
+    keys = np.array([11, 12, 13], dtype=np.uint64)
+    want_th, want_r = theta.copy(), np.empty(counts.nnz, dtype=np.float32)
+    per_nonzero(counts.indptr, counts.indices, counts.data, want_th, phi_t, keys, want_r)
+    for n_ranges in (1, 3, 120):
+        th, r = theta.copy(), np.empty(counts.nnz, dtype=np.float32)
+        cpu.summed_t_sweeps_csr(counts.indptr, counts.indices, counts.data, th, phi_t, 30.0, 1.0,
+                                0.1, keys, r, kernels.POOL, cpu.doc_ranges(counts.indptr, n_ranges))
+        assert np.array_equal(th, want_th) and np.array_equal(r, want_r)
+    mu = np.empty(counts.indptr[1], dtype=np.float32)
+    row = counts.indices[:counts.indptr[1]]
+    elements.mu_columns(theta[0], np.ascontiguousarray(phi_t[row].T), len(row), mu)
+    assert np.array_equal(mu, [elements.dot_seq(theta[0], phi_t[w]) for w in row])
+
+
 def test_incnorm_matches_its_definition():
     rng = np.random.default_rng(0)
     phi_t = rng.dirichlet(np.full(50, 0.5), size=6).T.astype(np.float32).copy()

@@ -241,11 +241,13 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     xp = array_module(theta)
     keys = np.asarray([int(k) & 0xFFFFFFFFFFFFFFFF for k in keys], dtype=np.uint64)
     if _cpu(xp):
-        from .cpu import summed_t_sweeps_csr
+        from .cpu import doc_ranges, set_threads, summed_t_sweeps_csr
 
+        n_docs = theta.shape[0]
+        bounds = doc_ranges(np.asarray(block.indptr), max(1, min(4 * set_threads(None), n_docs)))
         summed_t_sweeps_csr(block.indptr, block.indices, block.data, theta, phi_t,
                             float(n_samples), float(prior_scale), float(doc_topic_prior), keys,
-                            ratio_out, POOL)
+                            ratio_out, POOL, bounds)
         return theta, ratio_out
     from .cuda import summed_t_sweeps as cuda_t_sweeps
 

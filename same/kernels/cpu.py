@@ -17,16 +17,20 @@ import numpy as np
 from numba import njit, prange
 
 from .elements import (
+    axpy,
+    doc_tokens,
     dot_f64,
     draw_at,
     element_counter,
+    mu_columns,
     poisson,
+    ratio,
     summed_p_word,
-    summed_t_doc,
+    summed_t_draw,
     uniform,
 )
 
-__all__ = ["sddmm_csr", "sample_accumulate_csr", "summed_t_sweeps_csr", "summed_p_sweep_csr",
+__all__ = ["sddmm_csr", "sample_accumulate_csr", "summed_t_block", "summed_t_sweeps_csr", "summed_p_sweep_csr",
            "word_order", "incnorm_t", "poisson_dense", "poisson_draws", "uniform_draws",
            "set_threads", "doc_ranges"]
 
@@ -77,23 +81,63 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
                             p_row[k] += z[k]
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                        doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - compiled
-    """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused
-    (:func:`~same.kernels.elements.summed_t_doc`, the CUDA kernel's code too).
+@njit(cache=True, nogil=True)
+def summed_t_block(lo, hi, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                   doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - compiled
+    """The summed sampler's T sweeps for documents lo..hi−1, the CPU's form of
+    :func:`~same.kernels.elements.summed_t_doc` (the same values, bit for bit).
 
-    A document's θ depends on its own nonzeros only, so every sweep runs while they are in
-    cache; no nnz-sized temporaries.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ.
+    Each document's φ rows are gathered once into two scratch layouts, rows (n_d × K) for the
+    (c/μ)·φ accumulation and columns (K × n_d) for μ, which :func:`~.elements.mu_columns`
+    computes for all n_d nonzeros at once in :func:`~.elements.dot_seq`'s order; every sweep
+    then reads the scratch (in cache) instead of gathering φ again.  The draws are
+    :func:`~.elements.summed_t_draw`, shared with the GPU.
     """
     n_topics = theta.shape[1]
-    for d in prange(indptr.shape[0] - 1):
-        acc = np.empty(n_topics, dtype=theta.dtype)
-        cum = np.empty(n_topics, dtype=np.float64)
-        guide = np.empty(n_topics, dtype=np.int64)
-        t_row = np.empty(n_topics, dtype=np.int32)
-        summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                     doc_topic_prior, keys, ratio_out, pool_max, acc, cum, guide, t_row)
+    n_max = 1
+    for d in range(lo, hi):
+        n_max = max(n_max, indptr[d + 1] - indptr[d])
+    cols = np.empty((n_topics, n_max), dtype=theta.dtype)
+    mu = np.empty(n_max, dtype=theta.dtype)
+    acc = np.empty(n_topics, dtype=theta.dtype)
+    cum = np.empty(n_topics, dtype=np.float64)
+    guide = np.empty(n_topics, dtype=np.int64)
+    t_row = np.empty(n_topics, dtype=np.int32)
+    for d in range(lo, hi):
+        j0, n = indptr[d], indptr[d + 1] - indptr[d]
+        th = theta[d]
+        for i in range(n):
+            ph = phi_t[indices[j0 + i]]
+            for k in range(n_topics):
+                cols[k, i] = ph[k]
+        tokens = doc_tokens(d, indptr, data)
+        for s in range(keys.shape[0]):
+            mu_columns(th, cols, n, mu)
+            for k in range(n_topics):
+                acc[k] = 0.0
+            for i in range(n):
+                axpy(acc, ratio(data[j0 + i], mu[i]), phi_t[indices[j0 + i]])
+            summed_t_draw(d, tokens, acc, th, n_samples, prior_scale, doc_topic_prior, keys[s],
+                          pool_max, cum, guide, t_row)
+        mu_columns(th, cols, n, mu)
+        for i in range(n):
+            ratio_out[j0 + i] = ratio(data[j0 + i], mu[i])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
+                        doc_topic_prior, keys, ratio_out, pool_max,
+                        bounds):  # pragma: no cover - compiled
+    """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused
+    (:func:`summed_t_block` over the document ranges ``bounds``, in parallel).
+
+    A document's θ depends on its own nonzeros only, so every sweep runs while they are in
+    cache, and the result does not depend on ``bounds`` (nor the thread count); no
+    nnz-sized temporaries.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ.
+    """
+    for r in prange(bounds.shape[0] - 1):
+        summed_t_block(bounds[r], bounds[r + 1], indptr, indices, data, theta, phi_t,
+                       n_samples, prior_scale, doc_topic_prior, keys, ratio_out, pool_max)
 
 
 @njit(cache=True, nogil=True)

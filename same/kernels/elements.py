@@ -21,9 +21,9 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["mix64", "uniform", "poisson", "element_counter", "dot_f64", "dot_lanes", "axpy",
-           "draw_nonzero", "draw_at", "summed_t_doc", "summed_p_word", "INVERSION_MAX",
-           "CAT_SALT"]
+__all__ = ["mix64", "uniform", "poisson", "element_counter", "dot_f64", "dot_seq", "mu_columns",
+           "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens", "summed_t_draw",
+           "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -216,78 +216,103 @@ def draw_at(j, count, n_samples, mu_j, theta_row, phi_row, key, pool_max, cum, g
 
 
 @njit(inline="always", cache=True)
-def dot_lanes(a, b):  # pragma: no cover - compiled
-    """Σ_k a_k b_k in the arrays' precision, as 8 interleaved partial sums combined pairwise.
+def dot_seq(a, b):  # pragma: no cover - compiled
+    """Σ_k a_k b_k in the arrays' precision, in order k = 0..K−1 (μ of one nonzero in the
+    summed sampler, float32 for θ·φ: K positive terms, relative error ~K·2^-24).
 
-    A fixed summation order (no fast-math reassociation), so the CPU, the GPU and the
-    simulator's Python add in the same order, while the 8 independent chains still keep a
-    CPU's vector units busy.  float32 for θ·φ: K positive terms, relative error ~K·2^-24.
+    The CPU kernel computes the same values many nonzeros at a time
+    (:func:`mu_columns`, vectorised across nonzeros); the GPU one nonzero per call.  Either way
+    each μ is the same sequence of float32 multiplies and adds, so the counts agree bit for
+    bit (no fast-math reassociation or FMA contraction on the CPU).
     """
-    z = a.dtype.type(0.0)
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = z
-    n = a.shape[0]
-    n8 = n - n % 8
-    for k in range(0, n8, 8):
-        s0 += a[k] * b[k]
-        s1 += a[k + 1] * b[k + 1]
-        s2 += a[k + 2] * b[k + 2]
-        s3 += a[k + 3] * b[k + 3]
-        s4 += a[k + 4] * b[k + 4]
-        s5 += a[k + 5] * b[k + 5]
-        s6 += a[k + 6] * b[k + 6]
-        s7 += a[k + 7] * b[k + 7]
-    for k in range(n8, n):
-        s0 += a[k] * b[k]
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    s = a.dtype.type(0.0)  # explicit, so NumPy's scalar rules agree when run as Python
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    return s
+
+
+@njit(inline="always", cache=True)
+def mu_columns(theta_row, cols, n, mu):  # pragma: no cover - compiled
+    """mu[i] = Σ_k θ_k cols[k, i] for i < n, each summed in order k = 0..K−1: the values of
+    :func:`dot_seq` for n nonzeros whose φ rows are the columns of ``cols`` (K × ≥ n), with
+    the inner loop running across nonzeros so that a CPU's vector units compute n of them at
+    once in exactly :func:`dot_seq`'s order."""
+    for i in range(n):
+        mu[i] = 0.0
+    for k in range(theta_row.shape[0]):
+        t = theta_row[k]
+        ck = cols[k]
+        for i in range(n):
+            mu[i] += t * ck[i]
 
 
 @njit(inline="always", cache=True)
 def axpy(acc, r, x):  # pragma: no cover - compiled
     """acc_k += r · x_k (r float64: the product and sum in float64, stored in acc's dtype)."""
+    rr = acc.dtype.type(r)
     for k in range(acc.shape[0]):
-        acc[k] += r * x[k]
+        acc[k] += rr * x[k]
 
 
 @njit(inline="always", cache=True)
-def _ratio(c, mu):  # pragma: no cover - compiled
+def ratio(c, mu):  # pragma: no cover - compiled
     """c / μ in float64, μ floored at 1e-30."""
     return np.float64(c) / max(np.float64(mu), 1e-30)
+
+
+@njit(inline="always", cache=True)
+def doc_tokens(d, indptr, data):  # pragma: no cover - compiled
+    """Σ_w c_dw of document d (float64)."""
+    tokens = np.float64(0.0)
+    for j in range(indptr[d], indptr[d + 1]):
+        tokens += data[j]
+    return tokens
+
+
+@njit(inline="always", cache=True)
+def summed_t_draw(d, tokens, acc, th, n_samples, prior_scale, doc_topic_prior, key, pool_max,
+                  cum, guide, t_row):  # pragma: no cover - compiled
+    """One T draw of the summed sampler for document d, θ_d updated in place:
+    T_dk ~ Poisson(m θ_dk acc_k) as element d of ``key`` (:func:`draw_nonzero`; the total
+    rate is exactly m · tokens_d), then θ_d ← T_d / s + α.  acc_k = Σ_w c_dw φ_kw / μ_dw."""
+    n_topics = th.shape[0]
+    for k in range(n_topics):
+        t_row[k] = 0
+    draw_nonzero(d, n_samples * tokens, n_samples, th, acc, key, pool_max, cum, guide, t_row)
+    for k in range(n_topics):
+        th[k] = t_row[k] / prior_scale + doc_topic_prior
 
 
 @njit(inline="always", cache=True)
 def summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
                  doc_topic_prior, keys, ratio_out, pool_max, acc, cum, guide,
                  t_row):  # pragma: no cover - compiled
-    """The summed sampler's T sweeps for document d (one per key), θ_d updated in place.
+    """The summed sampler's T sweeps for document d (one per key), θ_d updated in place; a
+    nonzero at a time (the GPU's form; the CPU's is :func:`same.kernels.cpu.summed_t_block`,
+    the same values).
 
-    Per sweep i: acc_k = Σ_w c_dw φ_kw / μ_dw (μ on the fly), T_dk ~ Poisson(m θ_dk acc_k)
-    drawn by :func:`draw_nonzero` as element d of ``keys[i]`` (their total rate is exactly
-    m · tokens_d), θ_d ← T_d / s + α.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ
-    for the P sweep.  acc, cum, guide, t_row: scratch of length K (acc in θ's dtype, cum
-    float64, guide int64, t_row int32).
+    Per sweep i: acc_k = Σ_w c_dw φ_kw / μ_dw (μ by :func:`dot_seq`), then
+    :func:`summed_t_draw` with ``keys[i]``.  Finally ``ratio_out[j] = c_j / μ_j`` with the
+    last θ for the P sweep.  acc, cum, guide, t_row: scratch of length K (acc in θ's dtype,
+    cum float64, guide int64, t_row int32).
     """
     th = theta[d]
     n_topics = th.shape[0]
-    tokens = np.float64(0.0)
-    for j in range(indptr[d], indptr[d + 1]):
-        tokens += data[j]
+    tokens = doc_tokens(d, indptr, data)
     for i in range(keys.shape[0]):
         for k in range(n_topics):
             acc[k] = 0.0
-            t_row[k] = 0
         for j in range(indptr[d], indptr[d + 1]):
             ph = phi_t[indices[j]]
-            axpy(acc, _ratio(data[j], dot_lanes(th, ph)), ph)
-        draw_nonzero(d, n_samples * tokens, n_samples, th, acc, keys[i], pool_max, cum, guide,
-                     t_row)
-        for k in range(n_topics):
-            th[k] = t_row[k] / prior_scale + doc_topic_prior
+            axpy(acc, ratio(data[j], dot_seq(th, ph)), ph)
+        summed_t_draw(d, tokens, acc, th, n_samples, prior_scale, doc_topic_prior, keys[i],
+                      pool_max, cum, guide, t_row)
     for j in range(indptr[d], indptr[d + 1]):
-        ratio_out[j] = _ratio(data[j], dot_lanes(th, phi_t[indices[j]]))
+        ratio_out[j] = ratio(data[j], dot_seq(th, phi_t[indices[j]]))
 
 
 @njit(inline="always", cache=True)
-def summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
+def summed_p_word(w, col_ptr, col_doc, col_nz, ratios, counts, theta, phi_t, n_samples, key,
                   p_out, pool_max, acc, cum, guide):  # pragma: no cover - compiled
     """The summed sampler's P draws for word w: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
 
@@ -303,6 +328,6 @@ def summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_sa
     if col_ptr[w] == col_ptr[w + 1]:
         return
     for e in range(col_ptr[w], col_ptr[w + 1]):
-        axpy(acc, np.float64(ratio[col_nz[e]]), theta[col_doc[e]])
+        axpy(acc, np.float64(ratios[col_nz[e]]), theta[col_doc[e]])
     draw_nonzero(w, n_samples * counts[w], n_samples, acc, phi_t[w], key, pool_max, cum, guide,
                  pw)
