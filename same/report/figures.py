@@ -141,6 +141,8 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matplotlib.ticker import MaxNLocator
+
     from .tables import write_csv
     from .traces import final_ll
 
@@ -169,6 +171,7 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
                          "final_minus_main": None if main_final is None else fin - main_final})
         ax.set_title(param, fontsize=9)
         ax.set_xlabel("passes over the training documents")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     for ax in axes[:, 0]:

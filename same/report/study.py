@@ -102,16 +102,16 @@ def crossover(scale, diff, threshold: float = 0.0) -> dict:
 def describe_crossover(c: dict, what: str) -> str:
     """One phrase for a :func:`crossover` result (``what``: what holds above the threshold)."""
     if c["status"] == "always":
-        return f"{what} at every point (from {c['from_scale']:.2g} tokens/parameter)"
+        return f"{what} at every point (from {c['from_scale']:.3g} tokens/parameter)"
     if c["status"] == "never":
-        return (f"{what} not at the largest scale studied ({c['below_scale']:.2g} "
+        return (f"{what} not at the largest scale studied ({c['below_scale']:.3g} "
                 "tokens/parameter)" + (f"; it holds at {len(c['exceptions'])} smaller point(s)"
                                        if c["exceptions"] else ""))
-    text = (f"{what} from {c['from_scale']:.2g} tokens/parameter on (not at "
-            f"{c['below_scale']:.2g}; crossing ≈ {c['at_scale']:.2g})")
+    text = (f"{what} from {c['from_scale']:.3g} tokens/parameter on (not at "
+            f"{c['below_scale']:.3g}; crossing ≈ {c['at_scale']:.3g})")
     if c["exceptions"]:
         text += (f"; also at {len(c['exceptions'])} smaller point(s): "
-                 + ", ".join(f"{s:.2g}" for s, _ in c["exceptions"]))
+                 + ", ".join(f"{s:.3g}" for s, _ in c["exceptions"]))
     return text
 
 
@@ -145,10 +145,18 @@ def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
     fig, ax = plt.subplots(figsize=(6.8, 4.6))
     fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
     x = np.array([r["tokens_per_parameter"] for r in rows])
+    fractions = sorted({r["train_fraction"] for r in rows}, reverse=True)
+    styles = ["-", "--", ":", "-."]
     for m in ("same", "vb_online", "vb_batch", "cgs"):
-        y = np.array([np.nan if r[f"{m}_minus_best_vb"] is None else r[f"{m}_minus_best_vb"]
-                      for r in rows])
-        ax.plot(x, y, "-o", ms=3.5, color=COLORS[m], label=METHOD_NAMES[m])
+        for i, f in enumerate(fractions):  # one line per training fraction, across K
+            pts = [(r["tokens_per_parameter"], r[f"{m}_minus_best_vb"]) for r in rows
+                   if r["train_fraction"] == f and r[f"{m}_minus_best_vb"] is not None]
+            if pts:
+                px, py = zip(*pts)
+                ax.plot(px, py, styles[i % 4], marker="o", ms=3.5, color=COLORS[m],
+                        label=METHOD_NAMES[m] if i == 0 else None)
+    for i, f in enumerate(fractions):
+        ax.plot([], [], styles[i % 4], color="0.3", label=f"training fraction {f:g} (across K)")
     for r in rows:
         if r["same_minus_best_vb"] is not None:
             ax.annotate(f"K{r['n_topics']}·{r['train_fraction']:g}", (r["tokens_per_parameter"],
@@ -161,10 +169,10 @@ def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
         c = findings.get(key)
         if c is not None and c["status"] == "from":
             ax.axvline(c["at_scale"], color=color, ls="--", lw=1,
-                       label=f"{text} (≈{c['at_scale']:.2g})")
+                       label=f"{text} (≈{c['at_scale']:.3g})")
     if main_scale is not None:
         ax.axvline(main_scale, color="k", ls=":", lw=1,
-                   label=f"main comparison ({main_scale:.2g})")
+                   label=f"main comparison ({main_scale:.3g})")
     nyt = PAPER_TOKENS_PER_PARAMETER["NYTimes"]
     if x.min() <= nyt <= x.max() * 1.5:
         ax.axvline(nyt, color="0.4", ls="-.", lw=1, label=f"paper's NYTimes, K=256 ({nyt:g})")
