@@ -14,23 +14,23 @@ Everything here reads ``trace.csv`` / ``meta.json`` files written by
 from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9, judge_dataset
 from .figures import (
            fig_ll_vs_passes,
-           fig_sensitivity,
            fig_ll_vs_samples,
            fig_m,
            fig_schedules,
+           fig_sensitivity,
            fig_variants,
 )
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .render import claims, render_claims
-from .tables import (
-    table1,
-    table1_rows,
-    table2,
-    table2_rows,
-    time_to_quality,
-    time_to_quality_rows,
-)
 from .study import crossover, scale_study, study_findings, study_rows
+from .tables import (
+           table1,
+           table1_rows,
+           table2,
+           table2_rows,
+           time_to_quality,
+           time_to_quality_rows,
+)
 from .traces import load_traces, scale_of
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",

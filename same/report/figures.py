@@ -140,7 +140,6 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from matplotlib.ticker import MaxNLocator
 
     from .tables import write_csv

@@ -14,6 +14,7 @@ say at which scale a comparison flips:
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from .figures import COLORS, _save
