@@ -22,8 +22,8 @@ from .traces import (
     final_lls,
     first_reach,
     first_seed,
+    mean_reach_seconds,
     per_pass_seconds,
-    reach_seconds,
 )
 
 __all__ = ["Verdict", "VERDICTS", "CLAIM_FUNCTIONS", "judge_dataset", "claim_c9"]
@@ -170,16 +170,6 @@ def _budget_seconds(df, label: str) -> float:
     return float(d.mean())
 
 
-def _reach_all(df, label: str, target: float):
-    """Mean over seeds of the training seconds to first reach ``target`` (interpolated), or
-    None unless every seed does; and "reached/seeds"."""
-    secs = [reach_seconds(r.sort_values("pass")["train_seconds"], r.sort_values("pass")["ll"],
-                          target)[1] for _, r in df[df["label"] == label].groupby("seed")]
-    hit = [x for x in secs if x is not None]
-    return (float(np.mean(hit)) if hit and len(hit) == len(secs) else None,
-            f"{len(hit)}/{len(secs)}")
-
-
 def _lowest_final(df, *labels) -> float:
     """The lowest final ll of any seed of ``labels``: a level every one of their seeds reaches."""
     return float(min(final_lls(df, lab).min() for lab in labels))
@@ -206,7 +196,7 @@ def claim_c4(df, info, dataset=None) -> Verdict:
                 f"({_budget_seconds(df, 'vb_online'):.1f} s); {target}")
     else:
         level = _lowest_final(df, "same", "vb_online")
-        (a, _), (b, _) = _reach_all(df, "same", level), _reach_all(df, "vb_online", level)
+        (a, _), (b, _) = mean_reach_seconds(df, "same", level), mean_reach_seconds(df, "vb_online", level)
         ratio = a / b if a is not None and b else None
         v = "not testable here" if ratio is None else (
             "reproduced" if ratio < 3 else "not reproduced") + " (by time to quality)"
@@ -240,7 +230,7 @@ def claim_c5(df, info, dataset=None) -> Verdict:
     by_quality = ts is None
     if by_quality:
         level = _lowest_final(df, "same")
-        ts = _reach_all(df, "same", level)[0]
+        ts = mean_reach_seconds(df, "same", level)[0]
         how = (f"SAME did not reach CGS's ll after {t1['same']['cgs_reference_iterations']} "
                f"iterations ({t1['same']['converge_target_ll']:.4f}) in every seed "
                f"({t1['same']['seeds_converged']}), so time to converge is undefined; judged by "
@@ -250,7 +240,7 @@ def claim_c5(df, info, dataset=None) -> Verdict:
         how = f"time to converge relative to SAME's {ts:.1f} s"
     ratios, parts = {}, []
     for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
-        t = _reach_all(df, lab, level)[0] if by_quality else t1[lab]["s_to_converge"]
+        t = mean_reach_seconds(df, lab, level)[0] if by_quality else t1[lab]["s_to_converge"]
         bound = t is None
         r = (_budget_seconds(df, lab) if bound else t) / ts
         ratios[name] = {"ratio": r, "lower_bound": bound}
@@ -390,35 +380,3 @@ CLAIM_FUNCTIONS = {"C1": claim_c1, "C2": claim_c2, "C3": claim_c3, "C4": claim_c
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
     """Verdicts C1–C8 for one dataset."""
     return [f(df, info, name) for f in CLAIM_FUNCTIONS.values()]
-
-
-#: Claims the scale study speaks to: claim → (finding key of
-#: :func:`~same.report.study.study_findings`, what holds above the threshold).
-STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
-                "C3": ("cgs", "SAME's final ll within 0.01 nats/token of CGS at its budget")}
-
-
-def scale_summary(verdicts: list[Verdict], scales: dict, findings: dict) -> dict[str, str]:
-    """One line per claim across scales: the verdict at each dataset's main scale, and for
-    the claims the scale study measures (:data:`STUDY_CLAIMS`), where it holds.
-
-    scales : {dataset: scale_of result or None}; findings : {dataset: study_findings or None}
-    """
-    from .study import describe_crossover
-
-    out = {}
-    for v in verdicts:
-        if v.dataset is None:
-            continue
-        sc = scales.get(v.dataset)
-        at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
-        line = f"{v.dataset} at {at} tok/param: {v.verdict}"
-        if v.claim in STUDY_CLAIMS and (findings.get(v.dataset) or {}).get(
-                STUDY_CLAIMS[v.claim][0]) is not None:
-            key, what = STUDY_CLAIMS[v.claim]
-            line += f"; scale study: {describe_crossover(findings[v.dataset][key], what)}"
-        out.setdefault(v.claim, []).append(line)
-    for c in out:
-        if c not in STUDY_CLAIMS:
-            out[c].append("measured at the main scale only")
-    return {c: "; ".join(lines) for c, lines in out.items()}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..corpus import atomic_write
-from .claims import Verdict, claim_c9, judge_dataset, scale_summary
-from .study import study_findings, study_rows
+from .claims import Verdict, claim_c9, judge_dataset
+from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
 
 __all__ = ["render_claims", "claims"]

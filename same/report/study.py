@@ -22,7 +22,8 @@ from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
 
-__all__ = ["study_rows", "crossover", "study_findings", "scale_study", "STUDY_LABEL"]
+__all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "scale_study",
+           "scale_summary", "STUDY_CLAIMS", "STUDY_LABEL"]
 
 #: ``study_<method>_f<fraction>`` (same.runs.study_label)
 STUDY_LABEL = r"^study_(same|vb_online|vb_batch|cgs)_f([0-9.]+)$"
@@ -45,12 +46,12 @@ def study_rows(df) -> list[dict]:
         tokens, words = float(last["n_train_tokens"].iloc[0]), float(last["n_words"].iloc[0])
         row = {"n_topics": int(k), "train_fraction": float(frac), "n_train_tokens": int(tokens),
                "tokens_per_parameter": tokens / (int(k) * words)}
-        for m in ("same", "vb_online", "vb_batch", "cgs"):
+        for m in METHOD_NAMES:
             row[f"{m}_ll"] = float(last.loc[m, "ll"]) if m in last.index else None
         vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch") if row[f"{m}_ll"] is not None]
         best_vb = max(vbs) if vbs else None
         row["best_vb_ll"] = best_vb
-        for m in ("same", "vb_online", "vb_batch", "cgs"):
+        for m in METHOD_NAMES:
             v = row[f"{m}_ll"]
             row[f"{m}_minus_best_vb"] = None if v is None or best_vb is None else v - best_vb
         s, c, b = row["same_ll"], row["cgs_ll"], row["vb_batch_ll"]
@@ -125,15 +126,13 @@ def study_findings(rows: list[dict]) -> dict:
     """
     scale = [r["tokens_per_parameter"] for r in rows]
 
-    def cross(key, threshold=0.0):
-        vals = [r[key] for r in rows]
+    def cross(vals, threshold=0.0):
         return None if all(v is None for v in vals) else crossover(scale, vals, threshold)
 
     both = [None if r["same_ll"] is None or r["vb_online_ll"] is None or r["vb_batch_ll"] is None
             else r["same_ll"] - max(r["vb_online_ll"], r["vb_batch_ll"]) for r in rows]
-    return {"vb_batch": cross("same_minus_vb_batch"),
-            "both_vb": None if all(v is None for v in both) else crossover(scale, both),
-            "cgs": cross("same_minus_cgs", -STUDY_CGS_EPS)}
+    return {"vb_batch": cross([r["same_minus_vb_batch"] for r in rows]), "both_vb": cross(both),
+            "cgs": cross([r["same_minus_cgs"] for r in rows], -STUDY_CGS_EPS)}
 
 
 def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
@@ -148,7 +147,7 @@ def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
     x = np.array([r["tokens_per_parameter"] for r in rows])
     fractions = sorted({r["train_fraction"] for r in rows}, reverse=True)
     styles = ["-", "--", ":", "-."]
-    for m in ("same", "vb_online", "vb_batch", "cgs"):
+    for m in METHOD_NAMES:
         for i, f in enumerate(fractions):  # one line per training fraction, across K
             pts = [(r["tokens_per_parameter"], r[f"{m}_minus_best_vb"]) for r in rows
                    if r["train_fraction"] == f and r[f"{m}_minus_best_vb"] is not None]
@@ -215,3 +214,33 @@ def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
             notes.append(describe_crossover(findings[key], what) + ".")
     write_table(rows, csv_path, md_path, f"Scale study: {dataset}", notes)
     return findings
+
+
+#: Claims the scale study speaks to: claim → (finding key of
+#: :func:`~same.report.study.study_findings`, what holds above the threshold).
+STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
+                "C3": ("cgs", "SAME's final ll within 0.01 nats/token of CGS at its budget")}
+
+
+def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str]:
+    """One line per claim across scales: the verdict at each dataset's main scale, and for
+    the claims the scale study measures (:data:`STUDY_CLAIMS`), where it holds.
+
+    scales : {dataset: scale_of result or None}; findings : {dataset: study_findings or None}
+    """
+    out = {}
+    for v in verdicts:
+        if v.dataset is None:
+            continue
+        sc = scales.get(v.dataset)
+        at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
+        line = f"{v.dataset} at {at} tok/param: {v.verdict}"
+        if v.claim in STUDY_CLAIMS and (findings.get(v.dataset) or {}).get(
+                STUDY_CLAIMS[v.claim][0]) is not None:
+            key, what = STUDY_CLAIMS[v.claim]
+            line += f"; scale study: {describe_crossover(findings[v.dataset][key], what)}"
+        out.setdefault(v.claim, []).append(line)
+    for c in out:
+        if c not in STUDY_CLAIMS:
+            out[c].append("measured at the main scale only")
+    return {c: "; ".join(lines) for c, lines in out.items()}

@@ -9,7 +9,14 @@ import numpy as np
 
 from ..corpus import atomic_write
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
-from .traces import final_ll, final_lls, first_reach, first_seed, per_pass_seconds, reach_seconds
+from .traces import (
+    final_ll,
+    final_lls,
+    first_reach,
+    first_seed,
+    mean_reach_seconds,
+    per_pass_seconds,
+)
 
 __all__ = ["write_csv", "convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
            "time_to_quality_rows", "time_to_quality", "write_table"]
@@ -133,9 +140,6 @@ def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
     return rows
 
 
-_TTQ_METHODS = ("same", "vb_online", "vb_batch", "cgs")
-
-
 def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
     """Training seconds each method needs to reach a ladder of held-out ll targets.
 
@@ -144,7 +148,7 @@ def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
     seconds (:func:`~same.report.traces.reach_seconds`) when every seed reaches it, else None,
     with how many seeds did.
     """
-    labels = [m for m in _TTQ_METHODS if not df[df["label"] == m].empty]
+    labels = [m for m in METHOD_NAMES if not df[df["label"] == m].empty]
     finals = {m: float(final_lls(df, m).mean()) for m in labels}
     ladder = {round(v, 6): f"{METHOD_NAMES[m]} final" for m, v in finals.items()}
     for v in np.linspace(min(finals.values()), max(finals.values()), n_steps):
@@ -153,13 +157,8 @@ def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
     for target in sorted(ladder):
         row = {"target_ll": target, "target": ladder[target]}
         for m in labels:
-            secs = [reach_seconds(r.sort_values("pass")["train_seconds"],
-                                  r.sort_values("pass")["ll"], target)[1]
-                    for _, r in df[df["label"] == m].groupby("seed")]
-            reached = [s for s in secs if s is not None]
-            row[f"{METHOD_NAMES[m]} s"] = (float(np.mean(reached)) if len(reached) == len(secs)
-                                           else None)
-            row[f"{METHOD_NAMES[m]} seeds"] = f"{len(reached)}/{len(secs)}"
+            row[f"{METHOD_NAMES[m]} s"], row[f"{METHOD_NAMES[m]} seeds"] = mean_reach_seconds(
+                df, m, target)
         if "same" in labels and "cgs" in labels:
             a, b = row[f"{METHOD_NAMES['same']} s"], row[f"{METHOD_NAMES['cgs']} s"]
             row["SAME / CGS seconds"] = a / b if a is not None and b else None

@@ -12,7 +12,8 @@ import numpy as np
 from .paper import CONVERGED_EPS
 
 __all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
-           "final_lls", "final_ll", "scale_of", "reach_seconds", "PAPER_TOKENS_PER_PARAMETER"]
+           "final_lls", "final_ll", "scale_of", "reach_seconds", "mean_reach_seconds",
+           "PAPER_TOKENS_PER_PARAMETER"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -145,3 +146,15 @@ def reach_seconds(seconds, ll, target: float, x=None) -> tuple:
         s = secs[i - 1] + (target - lls[i - 1]) / (lls[i] - lls[i - 1]) * (secs[i] - secs[i - 1])
     xs = np.arange(1, len(secs) + 1) if x is None else np.asarray(x, dtype=float)
     return float(xs[i]), float(s)
+
+
+def mean_reach_seconds(df, label: str, target: float) -> tuple:
+    """(mean over seeds of :func:`reach_seconds` to ``target``, or None unless every seed of
+    ``label`` reaches it; "reached/seeds")."""
+    secs = []
+    for _, r in df[df["label"] == label].groupby("seed"):
+        r = r.sort_values("pass")
+        secs.append(reach_seconds(r["train_seconds"], r["ll"], target)[1])
+    hit = [x for x in secs if x is not None]
+    return (float(np.mean(hit)) if hit and len(hit) == len(secs) else None,
+            f"{len(hit)}/{len(secs)}")

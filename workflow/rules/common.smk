@@ -2,8 +2,7 @@
 import os
 from pathlib import Path
 
-from same.runs import (STUDY_METHODS, m_label, main_prior_scale, plan_runs, sensitivity_runs,
-                       spec_for, study_label)
+from same.runs import m_label, main_prior_scale, plan_runs, sensitivity_runs, spec_for, study_runs
 from same.sampler import SameLDA
 
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
@@ -66,8 +65,7 @@ def traces(dataset, labels, seeds=None):
 
 
 def study_labels():
-    st = config.get("scale_study") or {}
-    return [study_label(m, f) for f in st.get("train_fractions", []) for m in STUDY_METHODS]
+    return list(study_runs(config))
 
 
 def sensitivity_table():
