@@ -1,6 +1,9 @@
 """The ``same-lda`` command line (also ``python -m same.run``): split, fit, score.
 
     same-lda split --dataset kos --out results/kos/split.npz
+    same-lda synthesize --name scale --spec '{"like": "nytimes", "fraction": 0.0625,
+        "n_topics": 256}' --out results/scale/corpus.npz
+    same-lda split --corpus results/scale/corpus.npz --out results/scale/split.npz
     same-lda fit --spec '{"method": "same", "n_topics": 64, "doc_topic_prior": 0.1,
         "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_samples": 100}}' \\
         --split results/kos/split.npz --out results/kos/same/K64/seed0
@@ -33,18 +36,28 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     from .runs import METHODS
 
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
-    sub = ap.add_subparsers(dest="command", required=True, metavar="{split,fit,score}")
+    sub = ap.add_subparsers(dest="command", required=True,
+                            metavar="{split,synthesize,fit,score}")
 
-    sp_ = sub.add_parser("split", help="make the held-out split artifact of a UCI corpus",
+    sp_ = sub.add_parser("split", help="make the held-out split artifact of a corpus",
                          formatter_class=_Formatter)
-    sp_.add_argument("--dataset", required=True, choices=sorted(REGISTRY),
-                     help="UCI bag-of-words corpus")
+    src = sp_.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", choices=sorted(REGISTRY), help="UCI bag-of-words corpus")
+    src.add_argument("--corpus", help="synthetic corpus (.npz) made by `synthesize`")
     sp_.add_argument("--test-fraction", type=float, default=0.1,
                      help="fraction of documents held out for document completion")
     sp_.add_argument("--seed", type=int, default=0, help="seed of the split")
     sp_.add_argument("--data-dir", default=None,
                      help="extra read-only directory holding the UCI files (before the cache)")
     sp_.add_argument("--out", required=True, help="path of the split artifact (.npz)")
+
+    syn = sub.add_parser("synthesize", help="draw a synthetic LDA corpus of a UCI corpus's "
+                         "shape, with its true topics (.npz)", formatter_class=_Formatter)
+    syn.add_argument("--name", required=True, help="dataset name (labels the split and runs)")
+    syn.add_argument("--spec", required=True,
+                     help="JSON: like, fraction, n_topics[, doc_topic_prior, "
+                          "topic_word_concentration, zipf_exponent, length_shape, seed]")
+    syn.add_argument("--out", required=True, help="path of the corpus file (.npz)")
 
     fit = sub.add_parser("fit", help="train one method and write its trace, model and meta",
                          formatter_class=_Formatter)
@@ -81,9 +94,26 @@ def _run(args) -> None:
         from . import corpus
         from .split import make_split
 
-        data = corpus.load(args.dataset, args.data_dir)
+        if args.corpus:
+            from .scale_data import load_synthetic
+
+            data = load_synthetic(args.corpus)[0]
+        else:
+            data = corpus.load(args.dataset, args.data_dir)
         digest = make_split(data, args.test_fraction, args.seed).save(args.out)
         print(json.dumps({"split": args.out, "sha256": digest}))
+    elif args.command == "synthesize":
+        from .scale_data import save_synthetic, synthetic_corpus
+
+        try:
+            spec = json.loads(args.spec)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--spec: not JSON ({exc})") from None
+        syn = synthetic_corpus(args.name, spec)
+        save_synthetic(args.out, syn, args.name, spec)
+        X = syn.counts
+        print(json.dumps({"corpus": args.out, "n_docs": X.shape[0], "n_words": X.shape[1],
+                          "nnz": int(X.nnz), "n_tokens": int(X.sum())}))
     elif args.command == "fit":
         from .runner import run
 

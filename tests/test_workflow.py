@@ -120,6 +120,49 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     assert fit_line and fit_line[0].split()[1] == "1", res.stdout
 
 
+def test_scale_profile_is_planned_on_synthetic_data():
+    res = smk("-n", "--configfile", "config/scale.yaml")
+    assert res.returncode == 0, res.stderr
+    for out in ("results/scale/corpus.npz", "results/scale/split.npz",
+                "results/scale/topic_recovery.md", "results/scale/claims.md",
+                "results/scale/scaling/same_cpu.json", "figures/scale/fig1_passes.png",
+                "results/scale/same_m1_long/K256/seed0"):
+        assert out in res.stdout, out
+    assert "results/claims.md" not in res.stdout.replace("results/scale/claims.md", "")
+    assert "rule split_synthetic" in res.stdout and "rule split:" not in res.stdout
+    assert "scale_study" not in res.stdout and "sensitivity" not in res.stdout
+
+
+def test_unknown_dataset_is_one_clear_error():
+    res = smk("-n", "--config", "datasets=[toy]")
+    assert res.returncode != 0
+    assert ("config datasets: 'toy' is neither a UCI corpus (kos, nips, enron, nytimes, pubmed) "
+            "nor a dataset of the config's synthetic: section") in res.stdout + res.stderr
+
+
+@pytest.mark.slow
+def test_tiny_synthetic_end_to_end(tmp_path):
+    """The scale profile's path on a tiny synthetic corpus: synthesize, split, every method,
+    topic recovery, a claims report of its own, SYNTHETIC in the captions."""
+    work = tmp_path / "run"
+    work.mkdir()
+    (tmp_path / "toy.yaml").write_text(
+        "datasets: [toy]\n"
+        "synthetic: {toy: {like: kos, fraction: 0.1, n_topics: 4, seed: 1}}\n"
+        "report_dir: results/toy\ncaption_note: tiny test\nn_topics: 4\nseeds: [0]\n"
+        "sensitivity: null\nscale_study: null\n")
+    res = smk("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"),
+              str(tmp_path / "toy.yaml"), "--directory", str(work), "--snakefile",
+              str(REPO / "Snakefile"))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    rec = (work / "results/toy/topic_recovery.md").read_text()
+    assert "SYNTHETIC" in rec and "mean matched TV" in rec and "tiny test" in rec
+    claims = (work / "results/toy/claims.md").read_text()
+    assert "### Topic recovery (SYNTHETIC data" in claims and "SYNTHETIC: LDA-generated" in claims
+    assert not (work / "results/claims.md").exists()
+    assert (work / "figures/toy/fig1_passes.png").stat().st_size > 1000
+
+
 def _traces_ll(root: Path) -> dict:
     import pandas as pd
 

@@ -30,6 +30,8 @@ from .tables import (
            table2_rows,
            time_to_quality,
            time_to_quality_rows,
+           topic_recovery_rows,
+           topic_recovery_table,
 )
 from .traces import load_traces, scale_of
 
@@ -38,4 +40,5 @@ __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig
            "render_claims", "judge_dataset", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "scale_study",
-           "study_rows", "study_findings", "crossover"]
+           "study_rows", "study_findings", "crossover", "topic_recovery_rows",
+           "topic_recovery_table"]

@@ -25,15 +25,29 @@ def _scale_text(scale: dict | None) -> str:
             "parameter")
 
 
+def _recovery_lines(rows: list[dict]) -> list[str]:
+    out = ["### Topic recovery (SYNTHETIC data: the true topics are known)", ""]
+    for r in rows:
+        out.append(f"- {r['method']}: mean matched TV {r['mean matched TV']:.3f} (median "
+                   f"{r['median matched TV']:.3f}), final ll {r['final ll']:.4f}")
+    if rows:
+        mutual = rows[0]["true topics' mutual TV"]
+        out.append(f"- for scale: two distinct true topics are {mutual:.3f} apart in TV; "
+                   "0 = recovered exactly (topic_recovery.md)")
+    return out + [""]
+
+
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
-                  findings: dict | None = None) -> str:
+                  findings: dict | None = None, recovery: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
     scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
     findings : {dataset: :func:`~same.report.study.study_findings` result}, optional
+    recovery : {dataset: :func:`~same.report.tables.topic_recovery_rows` result}, optional
+        (synthetic datasets)
     """
-    scales, findings = scales or {}, findings or {}
+    scales, findings, recovery = scales or {}, findings or {}, recovery or {}
     datasets = list(dict.fromkeys(v.dataset for v in verdicts if v.dataset is not None))
 
     def where(name):
@@ -64,6 +78,8 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
         for v in verdicts:
             if v.dataset == name:
                 lines += _section(v)
+        if name in recovery:
+            lines += _recovery_lines(recovery[name])
     lines += ["## Across datasets", ""]
     for v in verdicts:
         if v.dataset is None:
@@ -77,7 +93,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     datasets : {name: {"df": traces DataFrame, "m_runs": {m: label}, "schedule_runs":
                 {schedule: label}, "fig1c": {"same", "m1", "cgs": label},
                 "prior_scale_runs": {legend: label}, "study": the scale study's traces
-                (optional)}}
+                (optional), "recovery": path of a topic_recovery.csv (optional)}}
     scaling : path of a :mod:`same.scaling` result, used for C9 when only one dataset ran
     """
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
@@ -88,6 +104,12 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
         study = info.get("study")
         if study is not None and not study.empty:
             findings[name] = study_findings(study_rows(study))
-    text = render_claims(verdicts, setting, scales, findings)
+    recovery = {}
+    for name, info in datasets.items():
+        if info.get("recovery"):
+            import pandas as pd
+
+            recovery[name] = pd.read_csv(info["recovery"]).to_dict("records")
+    text = render_claims(verdicts, setting, scales, findings, recovery)
     atomic_write(Path(out_path), lambda f: f.write(text.encode()))
     return verdicts

@@ -1,13 +1,28 @@
 # Shared definitions: which runs exist (label → method, budget, params, seeds) and the outputs.
+import json
 import os
 from pathlib import Path
 
+from same.corpus import REGISTRY
 from same.runs import m_label, main_prior_scale, plan_runs, sensitivity_runs, spec_for, study_runs
 from same.sampler import SameLDA
+from same.scale_data import describe
 
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
 DATA_DIR_ARG = f"--data-dir {Path(config['data_dir']).resolve()}" if config.get("data_dir") else ""
 CONDA_ENV = "../envs/same-lda.yaml"
+
+# synthetic datasets (config `synthetic:`, the scale profile): drawn from LDA by rule
+# synthesize, labelled SYNTHETIC in every caption; every other dataset is a UCI corpus
+SYNTHETIC = config.get("synthetic") or {}
+for _d in config["datasets"]:
+    if _d not in REGISTRY and _d not in SYNTHETIC:
+        raise ValueError(f"config datasets: {_d!r} is neither a UCI corpus ({', '.join(REGISTRY)}) "
+                         "nor a dataset of the config's synthetic: section")
+    if _d in SYNTHETIC:
+        describe(_d, SYNTHETIC[_d])  # validates the spec before any job runs
+# claims.md and C9's scaling result (a profile on other data keeps its own, e.g. results/scale)
+REPORT_DIR = config.get("report_dir") or "results"
 
 K = config["n_topics"]
 SEEDS = config["seeds"]
@@ -19,7 +34,10 @@ PACKAGE_CODE = sorted(
     str(p) for pattern in ("same/*.py", "same/kernels/*", "baselines/*.py")
     for p in CODE_ROOT.glob(pattern)
     if p.suffix in (".py", ".cu"))
-FIT_CODE = [p for p in PACKAGE_CODE if Path(p).name not in ("scaling.py", "cli.py")]
+# what a fit imports: not the command line, C9's benchmark or the scale profile's data and
+# topic-recovery modules
+FIT_CODE = [p for p in PACKAGE_CODE
+            if Path(p).name not in ("scaling.py", "cli.py", "scale_data.py", "recovery.py")]
 
 
 def code(*names):
@@ -76,9 +94,16 @@ def sensitivity_table():
     return out
 
 
+def dataset_title(dataset):
+    """A dataset's name in captions: UCI corpora by name, synthetic ones said to be."""
+    return describe(dataset, SYNTHETIC[dataset]) if dataset in SYNTHETIC else dataset
+
+
 def all_outputs():
     out = []
     for d in config["datasets"]:
+        if d in SYNTHETIC:
+            out += expand(f"results/{d}/topic_recovery.{{ext}}", ext=["csv", "md"])
         for fig in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}",
@@ -89,8 +114,8 @@ def all_outputs():
         if study_labels():
             out += expand(f"figures/{d}/scale_study.{{ext}}", ext=FIGURE_FORMATS)
             out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md"])
-    out.append("results/claims.md")
-    out.append("results/scaling/same_cpu.json")
+    out.append(f"{REPORT_DIR}/claims.md")
+    out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
     return out
 
 
@@ -100,8 +125,9 @@ def fit_spec(wildcards):
 
 
 def setting(dataset, study=False, m_sweep=False):
-    """Caption of every figure and table: the comparison's shared settings (``study``: the
-    scale study's grid; ``m_sweep``: the m sweep's sampler)."""
+    """Caption of every figure and table: the dataset(s) (a name or a list) and the
+    comparison's shared settings (``study``: the scale study's grid; ``m_sweep``: the m
+    sweep's sampler)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     sampler = p["sampler"]
     if m_sweep:
@@ -113,13 +139,15 @@ def setting(dataset, study=False, m_sweep=False):
                f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations")
     else:
         ks, who = f"K={K}", f"seeds {SEEDS}"
-    return (f"{dataset}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
+    names = [dataset] if isinstance(dataset, str) else list(dataset)
+    return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME m={p['n_samples']:g} ({sampler} sampler, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, minibatch 1/20, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
             f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
             f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
-            f"backend {config['backend']}; held-out ll by document completion")
+            f"backend {config['backend']}; held-out ll by document completion"
+            + (f"; {config['caption_note']}" if config.get("caption_note") else ""))
 
 
 wildcard_constraints:

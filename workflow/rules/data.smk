@@ -21,3 +21,48 @@ rule split:
         "SAME_CACHE_DIR={params.cache} python -m same.run split --dataset {wildcards.dataset} "
         "{params.data_dir} --test-fraction {params.fraction} --seed {params.seed} "
         "--out {output.split} > {log} 2>&1"
+
+
+# Synthetic datasets (config `synthetic:`): an LDA corpus of a UCI corpus's shape with its true
+# topics, then the same split as a UCI corpus's (rule split serves the UCI names only).
+rule synthesize:
+    output:
+        corpus="results/{dataset}/corpus.npz",
+    params:
+        spec=lambda wc: json.dumps(SYNTHETIC[wc.dataset]),
+    input:
+        code=code("same/scale_data.py", "same/synthetic.py"),
+    log:
+        "results/logs/synthesize/{dataset}.log",
+    benchmark:
+        "results/snakemake_benchmarks/synthesize/{dataset}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m same.run synthesize --name {wildcards.dataset} --spec {params.spec:q} "
+        "--out {output.corpus} > {log} 2>&1"
+
+
+rule split_synthetic:
+    output:
+        split="results/{dataset}/split.npz",
+    wildcard_constraints:
+        dataset="|".join(SYNTHETIC) or "(?!)",
+    params:
+        fraction=config["split"]["test_fraction"],
+        seed=config["split"]["seed"],
+    input:
+        corpus=rules.synthesize.output.corpus,
+        code=code("same/corpus.py", "same/split.py"),
+    log:
+        "results/logs/split/{dataset}.log",
+    benchmark:
+        "results/snakemake_benchmarks/split/{dataset}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m same.run split --corpus {input.corpus} --test-fraction {params.fraction} "
+        "--seed {params.seed} --out {output.split} > {log} 2>&1"
+
+
+ruleorder: split_synthetic > split

@@ -192,9 +192,31 @@ rule table2:
         "../scripts/report.py"
 
 
+rule topic_recovery:
+    input:
+        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"], SEED0),
+        models=lambda wc: [trace(wc.dataset, lab, SEEDS[0]).replace("trace.csv", "model.npz")
+                           for lab in ("same", "vb_online", "vb_batch", "cgs")],
+        truth=rules.synthesize.output.corpus,
+        code=REPORT_CODE + code("same/recovery.py", "same/scale_data.py"),
+    output:
+        csv="results/{dataset}/topic_recovery.csv",
+        md="results/{dataset}/topic_recovery.md",
+    params:
+        setting=lambda wc: setting(wc.dataset),
+        labels=["same", "vb_online", "vb_batch", "cgs"],
+    threads: config["threads"]
+    log:
+        "results/logs/report/{dataset}/topic_recovery.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
+
+
 rule scaling:
     output:
-        "results/scaling/same_cpu.json",
+        f"{REPORT_DIR}/scaling/same_cpu.json",
     input:
         code=PACKAGE_CODE,
     params:
@@ -219,16 +241,17 @@ rule claims:
     input:
         traces=[t for d in config["datasets"] for t in traces(d, list(RUNS))],
         scaling=rules.scaling.output[0],
+        recovery=[f"results/{d}/topic_recovery.csv" for d in config["datasets"] if d in SYNTHETIC],
         code=REPORT_CODE,
     output:
-        "results/claims.md",
+        f"{REPORT_DIR}/claims.md",
     params:
         datasets=config["datasets"],
         m_runs={m: m_label_run(m) for m in config["same"]["m_values"]},
         schedule_runs={s: schedule_run(s) for s in config["same"]["schedules"]},
         fig1c={"same": "same", "m1": "same_m1_long", "cgs": fig1c_cgs_label()},
         prior_scale_runs=lambda wc: prior_scale_runs(),
-        setting=lambda wc: setting(" + ".join(config["datasets"])),
+        setting=lambda wc: setting(config["datasets"]),
     log:
         "results/logs/report/claims.log",
     conda:

@@ -36,6 +36,13 @@ elif rule == "scale_study":
                        main_n_topics=smk.params.main_n_topics)
 elif rule == "table2":
     report.table2(df, dict(smk.params.runs), smk.output.csv, smk.output.md, caption)
+elif rule == "topic_recovery":
+    import numba
+
+    numba.set_num_threads(max(1, min(smk.threads, numba.config.NUMBA_NUM_THREADS)))
+    models = dict(zip(smk.params.labels, smk.input.models))
+    report.topic_recovery_table(df, models, smk.input.truth, smk.output.csv, smk.output.md,
+                                caption)
 elif rule == "claims":
     per = {}
     study = df["label"].str.startswith("study_")
@@ -45,7 +52,9 @@ elif rule == "claims":
                      "m_runs": dict(smk.params.m_runs),
                      "schedule_runs": dict(smk.params.schedule_runs),
                      "fig1c": dict(smk.params.fig1c),
-                     "prior_scale_runs": dict(smk.params.prior_scale_runs)}
+                     "prior_scale_runs": dict(smk.params.prior_scale_runs),
+                     "recovery": next((p for p in smk.input.recovery
+                                       if p == f"results/{name}/topic_recovery.csv"), None)}
     report.claims(per, smk.output[0], caption, scaling=smk.input.scaling)
 else:
     raise ValueError(f"no report function for rule {rule!r}")
