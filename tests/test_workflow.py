@@ -157,8 +157,10 @@ def test_tiny_synthetic_end_to_end(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     rec = (work / "results/toy/topic_recovery.md").read_text()
     assert "SYNTHETIC" in rec and "mean matched TV" in rec and "tiny test" in rec
+    assert "true topics (oracle)" in rec
     claims = (work / "results/toy/claims.md").read_text()
     assert "### Topic recovery (SYNTHETIC data" in claims and "SYNTHETIC: LDA-generated" in claims
+    assert "the true topics themselves score" in claims
     assert not (work / "results/claims.md").exists()
     assert (work / "figures/toy/fig1_passes.png").stat().st_size > 1000
 

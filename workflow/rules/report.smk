@@ -198,6 +198,7 @@ rule topic_recovery:
         models=lambda wc: [trace(wc.dataset, lab, SEEDS[0]).replace("trace.csv", "model.npz")
                            for lab in ("same", "vb_online", "vb_batch", "cgs")],
         truth=rules.synthesize.output.corpus,
+        split="results/{dataset}/split.npz",
         code=REPORT_CODE + code("same/recovery.py", "same/scale_data.py"),
     output:
         csv="results/{dataset}/topic_recovery.csv",
@@ -205,6 +206,7 @@ rule topic_recovery:
     params:
         setting=lambda wc: setting(wc.dataset),
         labels=["same", "vb_online", "vb_batch", "cgs"],
+        doc_topic_prior=config["doc_topic_prior"],
     threads: config["threads"]
     log:
         "results/logs/report/{dataset}/topic_recovery.log",

@@ -42,7 +42,7 @@ elif rule == "topic_recovery":
     numba.set_num_threads(max(1, min(smk.threads, numba.config.NUMBA_NUM_THREADS)))
     models = dict(zip(smk.params.labels, smk.input.models))
     report.topic_recovery_table(df, models, smk.input.truth, smk.output.csv, smk.output.md,
-                                caption)
+                                caption, smk.input.split, smk.params.doc_topic_prior)
 elif rule == "claims":
     per = {}
     study = df["label"].str.startswith("study_")
