@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +44,7 @@ __all__ = [
     "cache_dir",
     "fetch",
     "load",
+    "npz_memmap",
     "read_docword",
     "read_vocab",
 ]
@@ -187,11 +190,45 @@ def _save_cache(path: Path, counts: sp.csr_matrix, fingerprint: str) -> None:
     atomic_write(path, write)
 
 
-def _load_cache(path: Path, fingerprint: str) -> sp.csr_matrix | None:
+def npz_memmap(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
+    """Memory-map every array of an uncompressed ``.npz`` (as written by ``np.savez``).
+
+    Returns {name: read-only np.memmap}, or None when a member is compressed (then it must be
+    read instead).  Pages are read from disk on first touch and can be dropped by the kernel,
+    so a corpus larger than RAM can be trained on in document order.
+    """
+    out = {}
+    with zipfile.ZipFile(path) as zf, open(path, "rb") as f:
+        for info in zf.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+                return None
+            f.seek(info.header_offset)
+            local = f.read(30)
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            f.seek(info.header_offset + 30 + name_len + extra_len)
+            version = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(f)
+            if dtype.hasobject:
+                return None
+            name = info.filename[:-4]
+            if int(np.prod(shape)) == 0 or dtype.itemsize == 0:
+                out[name] = np.zeros(shape, dtype=dtype)
+            else:
+                out[name] = np.memmap(path, dtype=dtype, mode="r", offset=f.tell(), shape=shape,
+                                      order="F" if fortran else "C")
+    return out
+
+
+def _load_cache(path: Path, fingerprint: str, mmap: bool = False) -> sp.csr_matrix | None:
     if not path.is_file():
         return None
     try:
+        mapped = npz_memmap(path) if mmap else None
         with np.load(path, allow_pickle=False) as z:
+            if mapped is not None:
+                z = mapped
             if str(z["fingerprint"]) != fingerprint:
                 return None
             shape = tuple(int(s) for s in z["shape"])
@@ -208,7 +245,7 @@ def _load_cache(path: Path, fingerprint: str) -> sp.csr_matrix | None:
 
 def load(name: str, data_dir: str | os.PathLike | None = None, *, docword: str | os.PathLike |
          None = None, vocab: str | os.PathLike | None = None, allow_recount: bool = False,
-         use_cache: bool = True, download: bool = True) -> Corpus:
+         use_cache: bool = True, download: bool = True, mmap: bool = False) -> Corpus:
     """Load a UCI corpus as a :class:`Corpus` (CSR counts + vocabulary).
 
     Parameters
@@ -226,6 +263,9 @@ def load(name: str, data_dir: str | os.PathLike | None = None, *, docword: str |
         Read/write the parsed ``.npz`` in :func:`cache_dir` (never in a mirror).
     download : bool
         Allow downloading missing registry files from UCI.
+    mmap : bool
+        Memory-map the parsed cache instead of reading it (a corpus larger than RAM; the
+        first load still parses into memory).
 
     Raises
     ------
@@ -250,7 +290,7 @@ def load(name: str, data_dir: str | os.PathLike | None = None, *, docword: str |
     cache_file = cache_dir() / f"{docword_path.name.split('.txt')[0]}{'.recount' if allow_recount else ''}.npz"
     fp = _fingerprint(docword_path)
     if use_cache:
-        counts = _load_cache(cache_file, fp)
+        counts = _load_cache(cache_file, fp, mmap)
     if counts is None:
         expected = info if (info is not None and docword is None) else None
         counts = read_docword(docword_path, allow_recount=allow_recount, expected=expected)

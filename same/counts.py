@@ -11,7 +11,37 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array, check_non_negative, validate_data
 
-__all__ = ["validate_counts", "check_counts", "canonical_csr", "check_count_bound"]
+__all__ = ["validate_counts", "check_counts", "canonical_csr", "check_count_bound",
+           "word_totals", "doc_totals"]
+
+#: Nonzeros per block of the blockwise reductions (bounded temporaries on a mapped corpus).
+_NNZ_BLOCK = 1 << 18
+
+
+def _row_blocks(X):
+    """Consecutive row slices of X of about ``_NNZ_BLOCK`` nonzeros each (at least one row)."""
+    n = X.shape[0]
+    a = 0
+    while a < n:
+        b = int(np.searchsorted(X.indptr, X.indptr[a] + _NNZ_BLOCK, side="right")) - 1
+        b = min(max(b, a + 1), n)
+        yield X[a:b]
+        a = b
+
+
+def word_totals(X: sp.csr_matrix) -> np.ndarray:
+    """Σ_d c_dw per word, (n_words,) float64, a block of rows at a time (``X.sum(axis=0)``
+    would allocate int64 copies of the whole matrix)."""
+    out = np.zeros(X.shape[1])
+    for blk in _row_blocks(X):
+        out += np.bincount(blk.indices, weights=blk.data, minlength=X.shape[1])
+    return out
+
+
+def doc_totals(X: sp.csr_matrix) -> np.ndarray:
+    """Σ_w c_dw per document, (n_docs,) float64, a block of rows at a time."""
+    return np.concatenate([np.asarray(blk.sum(axis=1), dtype=np.float64).ravel()
+                           for blk in _row_blocks(X)] or [np.zeros(0)])
 
 
 def canonical_csr(X, name: str = "X", require_tokens: bool = True) -> sp.csr_matrix:

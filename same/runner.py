@@ -111,7 +111,7 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     split_path = None
     if not isinstance(split, HeldOutSplit):
         split_path = str(split)
-        split = load_split(split)
+        split = load_split(split, mmap=True)  # minibatches read from disk: any corpus size
     split_sha = split.checksum()
     split = train_subset(split, spec.train_fraction)
     label = spec.label or spec.method

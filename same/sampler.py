@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
 from .backend import DeviceBatches, get_xp, to_backend, to_numpy
-from .counts import check_count_bound, check_counts, validate_counts
+from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
 from .inference import FoldInMixin
 from .params import PARAMETER_CONSTRAINTS, step_settings
 from .schedules import n_samples_at
@@ -205,7 +205,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         rs = self.random_state
         self.random_state_ = (int(rs) if isinstance(rs, Integral) else
                               int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
-        word_counts = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+        word_counts = word_totals(X)
         self._state = algorithm.init_state(word_counts, int(self.n_topics), self.random_state_, xp)
         self._doc_topic = (xp.ones((X.shape[0], int(self.n_topics)), dtype=np.float32)
                            if self.keep_doc_topic else None)
@@ -298,7 +298,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         bounds = self.batches(X.shape[0])
         check_count_bound(X, bounds, float(self.n_samples), self.m_schedule)
         t_max = int(self.max_iter) * len(bounds)
-        tokens = np.add.reduceat(np.asarray(X.sum(axis=1)).ravel(), [a for a, _ in bounds])
+        tokens = np.add.reduceat(doc_totals(X), [a for a, _ in bounds])
         passes = range(int(self.max_iter))
         if self.verbose:
             from tqdm.auto import tqdm

@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .corpus import Corpus, atomic_write, vocab_checksum
+from .corpus import Corpus, atomic_write, npz_memmap, vocab_checksum
 
 __all__ = ["HeldOutSplit", "SplitIntegrityError", "make_split", "load_split", "train_subset"]
 
 #: Salt of the permutation that picks a fraction of the training documents.
 _SUBSET_SALT = 0x5CA1E
+#: Entries hashed at a time (bounded temporaries when checksumming a paper-scale split).
+_HASH_BLOCK = 1 << 20
 
 
 class SplitIntegrityError(ValueError):
@@ -76,13 +78,14 @@ class HeldOutSplit:
         for m in (self.train, self.test_observed, self.test_heldout):
             h.update(np.asarray(m.shape, dtype=np.int64).tobytes())
             for a in (m.indptr, m.indices, m.data):
-                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+                _hash_int64(h, a)
         for a in (self.train_docs, self.test_docs):
-            h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+            _hash_int64(h, a)
         return h.hexdigest()
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write the split atomically as ``.npz``; returns its checksum."""
+        """Write the split atomically as an uncompressed ``.npz`` (so that
+        :func:`load_split` can memory-map it); returns its checksum."""
         digest = self.checksum()
         arrays: dict[str, np.ndarray] = {
             "train_docs": self.train_docs, "test_docs": self.test_docs,
@@ -95,7 +98,7 @@ class HeldOutSplit:
             arrays[f"{name}_indices"] = m.indices
             arrays[f"{name}_indptr"] = m.indptr
             arrays[f"{name}_shape"] = np.asarray(m.shape, dtype=np.int64)
-        atomic_write(Path(path), lambda f: np.savez_compressed(f, **arrays))
+        atomic_write(Path(path), lambda f: np.savez(f, **arrays))
         return digest
 
 
@@ -155,8 +158,19 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
         corpus=label, seed=int(seed), test_fraction=float(test_fraction), vocab_sha256=vsha)
 
 
-def load_split(path: str | os.PathLike) -> HeldOutSplit:
+def _hash_int64(h, a: np.ndarray) -> None:
+    """Feed ``a`` as int64 bytes to ``h`` block by block (the digest of the whole array)."""
+    a = np.asarray(a).ravel()
+    for lo in range(0, a.size, _HASH_BLOCK):
+        h.update(np.ascontiguousarray(a[lo:lo + _HASH_BLOCK], dtype=np.int64).tobytes())
+
+
+def load_split(path: str | os.PathLike, mmap: bool = False) -> HeldOutSplit:
     """Read a split written by :meth:`HeldOutSplit.save` and verify its checksum.
+
+    ``mmap=True`` memory-maps the arrays instead of reading them (splits written before
+    splits were stored uncompressed are read as before); training then reads each minibatch
+    from disk, so the corpus need not fit in RAM.
 
     Raises
     ------
@@ -169,7 +183,10 @@ def load_split(path: str | os.PathLike) -> HeldOutSplit:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such split file")
     try:
+        mapped = npz_memmap(path) if mmap else None
         with np.load(path, allow_pickle=False) as z:
+            if mapped is not None:
+                z = mapped
             corpus, seed, frac, vsha, digest = (str(x) for x in z["meta"])
             mats = {}
             for name in ("train", "test_observed", "test_heldout"):

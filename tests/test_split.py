@@ -122,3 +122,74 @@ def test_train_subset_bad_fraction(counts, frac):
     s = make_split(counts, 0.2, seed=4)
     with pytest.raises(ValueError, match=r"train_fraction must be in \(0, 1\], got "):
         splitmod.train_subset(s, frac)
+
+
+def _is_mapped(a) -> bool:
+    """True when ``a``'s memory is a file mapping (a memmap, or a view of one)."""
+    import mmap
+
+    while isinstance(a, np.ndarray):
+        if isinstance(a, np.memmap):
+            return True
+        a = a.base
+    return isinstance(a, mmap.mmap)
+
+
+def test_mmap_load_equals_read_and_maps_the_arrays(tmp_path):
+    import scipy.sparse as sp
+
+    from same.split import make_split
+
+    X = sp.random(200, 50, density=0.2, format="csr", random_state=0, dtype=np.float64)
+    X.data = np.ceil(X.data * 5)
+    split = make_split(X, 0.1, seed=3)
+    digest = split.save(tmp_path / "s.npz")
+    mapped = load_split(tmp_path / "s.npz", mmap=True)
+    read = load_split(tmp_path / "s.npz")
+    assert mapped.checksum() == read.checksum() == digest
+    assert _is_mapped(mapped.train.indices) and _is_mapped(mapped.train.data)
+    assert not _is_mapped(read.train.data)
+    assert (mapped.train != read.train).nnz == 0
+
+
+def test_mmap_falls_back_to_reading_a_compressed_split(tmp_path):
+    import scipy.sparse as sp
+
+    from same.split import make_split
+
+    X = sp.csr_matrix(np.arange(1, 41, dtype=np.int32).reshape(8, 5))
+    split = make_split(X, 0.25, seed=0)
+    digest = split.save(tmp_path / "s.npz")
+    with np.load(tmp_path / "s.npz") as z:  # as splits were written before (compressed)
+        np.savez_compressed(tmp_path / "old.npz", **dict(z))
+    old = load_split(tmp_path / "old.npz", mmap=True)
+    assert old.checksum() == digest and not _is_mapped(old.train.data)
+
+
+def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path):
+    """SAME trained on a memory-mapped split allocates far less than the training CSR: the
+    corpus is read minibatch by minibatch from the file (tracemalloc sees every NumPy
+    allocation, not the file-backed pages)."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    from same.sampler import SameLDA
+    from same.split import make_split
+
+    rng = np.random.default_rng(0)
+    X = sp.random(20_000, 400, density=0.25, format="csr", random_state=rng, dtype=np.float64)
+    X.data = np.ceil(X.data * 3)
+    make_split(X.astype(np.int32), 0.05, seed=0).save(tmp_path / "s.npz")
+    split = load_split(tmp_path / "s.npz", mmap=True)
+    csr_bytes = split.train.data.nbytes + split.train.indices.nbytes + split.train.indptr.nbytes
+    model = SameLDA(n_topics=4, n_samples=5, max_iter=1, sampler="summed", random_state=0)
+    model.fit(split.train[:50])  # compiles the kernels (their allocations are not the corpus)
+    tracemalloc.start()
+    model.fit(split.train)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert csr_bytes > 15_000_000
+    # the model is tiny (K=4, W=400); a minibatch is 1/20 of the corpus and its step's
+    # temporaries a few times that: well under half the CSR, where any whole copy would not be
+    assert peak < 0.5 * csr_bytes, (peak, csr_bytes)
