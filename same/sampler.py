@@ -36,6 +36,23 @@ __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
 
 #: (backend, sampler, keep_doc_topic) whose kernels this process has compiled already
 _WARMED: set = set()
+#: θ of the training documents (float32, n_docs × K) above this size lives in a temporary
+#: file mapped into memory on the NumPy backend (PubMed at K=256: 8.4 GB), so that its pages
+#: can leave RAM between passes like those of a memory-mapped corpus.
+THETA_MMAP_BYTES = 1 << 30
+
+
+def _doc_topic_store(n_docs: int, n_topics: int, xp):
+    """θ initialised to 1: a backend array, or on NumPy above :data:`THETA_MMAP_BYTES` a
+    ``np.memmap`` of an anonymous temporary file (deleted when the array is)."""
+    if xp is np and n_docs * n_topics * 4 > THETA_MMAP_BYTES:
+        import tempfile
+
+        theta = np.memmap(tempfile.TemporaryFile(prefix="same-theta-"), dtype=np.float32,
+                          mode="w+", shape=(n_docs, n_topics))
+        theta[:] = 1.0
+        return theta
+    return xp.ones((n_docs, n_topics), dtype=np.float32)
 
 
 
@@ -123,7 +140,8 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     row_total_ : ndarray of shape (n_topics,)
         IncNorm's moving average of φ̂'s row totals.
     doc_topic_ : ndarray of shape (n_docs, n_topics) or None
-        Unnormalised θ per training document when ``keep_doc_topic``.
+        Unnormalised θ per training document when ``keep_doc_topic`` (read-only; on the
+        NumPy backend a view of the sampler's θ, which is file-backed above 1 GiB).
     random_state_ : int
         The seed used.
     """
@@ -207,7 +225,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                               int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
         word_counts = word_totals(X)
         self._state = algorithm.init_state(word_counts, int(self.n_topics), self.random_state_, xp)
-        self._doc_topic = (xp.ones((X.shape[0], int(self.n_topics)), dtype=np.float32)
+        self._doc_topic = (_doc_topic_store(X.shape[0], int(self.n_topics), xp)
                            if self.keep_doc_topic else None)
         self._corpus_tokens = corpus_tokens
         self._order = None
@@ -263,9 +281,16 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.row_total_ = to_numpy(self._state.row_total).astype(np.float64)
         self.doc_topic_ = None
         if self._doc_topic is not None:
-            theta = to_numpy(self._doc_topic)
             order = getattr(self, "_order", None)
-            self.doc_topic_ = theta.copy() if order is None else theta[np.argsort(order)]
+            if order is not None:
+                self.doc_topic_ = to_numpy(self._doc_topic)[np.argsort(order)]
+            elif isinstance(self._doc_topic, np.ndarray):
+                # a read-only view, not a copy (θ can be 2× the corpus at PubMed size): it
+                # shows θ as of the last export while iter_fit runs, then the final θ
+                self.doc_topic_ = self._doc_topic.view(np.ndarray)
+                self.doc_topic_.flags.writeable = False
+            else:
+                self.doc_topic_ = to_numpy(self._doc_topic)
 
     def iter_fit(self, X, y=None, *, every: str = "pass"):
         """Train like :meth:`fit`, yielding after every pass (or minibatch step).

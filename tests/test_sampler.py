@@ -222,6 +222,27 @@ def test_keep_doc_topic_carries_theta(syn):
 
 
 @pytest.mark.parametrize("sampler", ["nonzero", "summed"])
+def test_file_backed_theta_gives_the_same_fit(syn, sampler, monkeypatch):
+    """θ above THETA_MMAP_BYTES lives in a mapped temporary file: same numbers bit for bit,
+    and doc_topic_ is a read-only view of it, not a copy."""
+    import same.sampler as sampler_module
+
+    def fit():
+        return SameLDA(n_topics=K, n_samples=7, max_iter=2, sampler=sampler,
+                       random_state=1).fit(syn.counts)
+
+    ref = fit()
+    monkeypatch.setattr(sampler_module, "THETA_MMAP_BYTES", 0)
+    mapped = fit()
+    assert isinstance(mapped._doc_topic, np.memmap) and not isinstance(ref._doc_topic, np.memmap)
+    np.testing.assert_array_equal(mapped.topic_word_, ref.topic_word_)
+    np.testing.assert_array_equal(mapped.doc_topic_, ref.doc_topic_)
+    assert np.shares_memory(mapped.doc_topic_, mapped._doc_topic)
+    assert not mapped.doc_topic_.flags.writeable and not ref.doc_topic_.flags.writeable
+    np.testing.assert_array_equal(mapped.transform(syn.counts[:20]), ref.transform(syn.counts[:20]))
+
+
+@pytest.mark.parametrize("sampler", ["nonzero", "summed"])
 def test_bidmach_default_theta_starts_at_one_then_is_carried(syn, sampler):
     """BIDMach LDAgibbs (2014, putBack = 1): θ = 1 for every document in the first pass, then
     each document starts from its own θ of the previous pass. Rebuilt here from
