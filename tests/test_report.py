@@ -306,3 +306,14 @@ def test_time_to_quality_ladder_and_interpolation(tmp_path):
     best = rows[-1]  # CGS's final -7.62 is below SAME's: VB online (-7.60) never reaches SAME's
     assert best["VB online (gensim) s"] is None and best["VB online (gensim) seeds"] == "0/3"
     assert "Time to quality" in (tmp_path / "t.md").read_text()
+
+
+def test_figure_titles_mark_synthetic_data():
+    import pandas as pd
+
+    from same.report.figures import _dataset_title
+
+    df = pd.DataFrame({"dataset": ["scale"]})
+    assert _dataset_title(df, "scale (SYNTHETIC: LDA-generated, …), K=256") == \
+        "scale (SYNTHETIC data)"
+    assert _dataset_title(pd.DataFrame({"dataset": ["kos"]}), "kos, K=64, …") == "kos"

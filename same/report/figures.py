@@ -36,6 +36,13 @@ def _band(ax, df, x, label, color, style="-"):
         ax.fill_between(mean.index, lo.values, hi.values, color=color, alpha=0.2, lw=0)
 
 
+def _dataset_title(df, caption: str) -> str:
+    """The dataset's name for a figure title, marked SYNTHETIC when the caption (the
+    workflow's dataset description) says it is."""
+    name = str(df["dataset"].iloc[0])
+    return f"{name} (SYNTHETIC data)" if f"{name} (SYNTHETIC" in caption else name
+
+
 def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
           log_x: bool = False, hline=None) -> None:
     """One figure: ll (mean over seeds with a min–max band) of each series against ``x``.
@@ -63,7 +70,7 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{df['dataset'].iloc[0]}: {title}")
+    ax.set_title(f"{_dataset_title(df, caption)}: {title}")
     ax.grid(alpha=0.3, which="both" if log_x else "major")
     ax.legend(fontsize=8)
     _save(fig, outputs)
@@ -177,7 +184,8 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
         ax.set_ylabel("held-out ll (nats/token)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"{df['dataset'].iloc[0]}: SAME sensitivity at the main setting", fontsize=10)
+    fig.suptitle(f"{_dataset_title(df, caption)}: SAME sensitivity at the main setting",
+                 fontsize=10)
     fig.tight_layout()
     _save(fig, outputs)
     plt.close(fig)
