@@ -201,13 +201,12 @@ def sample_minibatch(state: SameState, block, theta, settings: StepSettings):
     P_t = xp.empty(phi_t.shape, dtype=xp.int32)
     if settings.sampler == "summed":
         theta = theta.copy()
-        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, keys[:-1], mu)
+        carried = xp.empty_like(theta) if settings.keep_doc_topic else None
+        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, keys[:-1], mu,
+                                carry_key=(mix64(keys[-1] ^ _T_SALT) if settings.keep_doc_topic
+                                           else None), carry_out=carried)
         kernels.summed_p_sweep(block, mu, theta, phi_t, m, keys[-1], P_t)
-        if not settings.keep_doc_topic:
-            return state, None, P_t
-        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, [mix64(keys[-1] ^ _T_SALT)],
-                                mu)
-        return state, theta, P_t
+        return state, carried, P_t
     T = xp.empty((n_docs, K), dtype=xp.int32)
     for i, key in enumerate(keys):
         last = i == len(keys) - 1

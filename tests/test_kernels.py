@@ -213,7 +213,8 @@ def test_summed_t_block_equals_the_per_nonzero_form_for_any_ranges():
     for n_ranges in (1, 3, 120):
         th, r = theta.copy(), np.empty(counts.nnz, dtype=np.float32)
         cpu.summed_t_sweeps_csr(counts.indptr, counts.indices, counts.data, th, phi_t, 30.0, 1.0,
-                                0.1, keys, r, kernels.POOL, cpu.doc_ranges(counts.indptr, n_ranges))
+                                0.1, keys, r, kernels.POOL, cpu.doc_ranges(counts.indptr, n_ranges),
+                                np.empty(0, dtype=np.uint64), th)
         assert np.array_equal(th, want_th) and np.array_equal(r, want_r)
     mu = np.empty(counts.indptr[1], dtype=np.float32)
     row = counts.indices[:counts.indptr[1]]
@@ -264,3 +265,21 @@ def test_nan_in_model_state_raises_from_the_estimator():
     model._state.topic_word_t[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         model.partial_fit(counts)
+
+
+def test_fused_carry_draw_equals_a_second_call():
+    """The carried θ drawn inside the T sweeps' call (carry_key) is the θ a second call with
+    that key on a copy of the last θ gives, and θ and the ratios are left as without it."""
+    counts, theta, phi_t = _problem(6, n_docs=90)
+    th, r = theta.copy(), np.empty(counts.nnz, dtype=np.float32)
+    kernels.summed_t_sweeps(counts, th, phi_t, 40.0, 1.0, 0.1, [3, 4], r)
+    want_carry = th.copy()
+    kernels.summed_t_sweeps(counts, want_carry, phi_t, 40.0, 1.0, 0.1, [99],
+                            np.empty_like(r))
+    th2, r2, carry = theta.copy(), np.empty_like(r), np.empty_like(theta)
+    kernels.summed_t_sweeps(counts, th2, phi_t, 40.0, 1.0, 0.1, [3, 4], r2, carry_key=99,
+                            carry_out=carry)
+    assert np.array_equal(th2, th) and np.array_equal(r2, r)
+    assert np.array_equal(carry, want_carry) and not np.array_equal(carry, th)
+    with pytest.raises(ValueError, match=r"carry_out must be an array of shape \(90, 6\)"):
+        kernels.summed_t_sweeps(counts, th2, phi_t, 40.0, 1.0, 0.1, [3], r2, carry_key=1)

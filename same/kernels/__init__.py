@@ -224,22 +224,30 @@ def poisson(lam, key: int, out=None):
 
 
 def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
-                    doc_topic_prior: float, keys, ratio_out):
+                    doc_topic_prior: float, keys, ratio_out, carry_key=None, carry_out=None):
     """The summed sampler's T sweeps (one per key), θ updated in place; then c/μ per nonzero.
 
     Per sweep: T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw), θ ← T/s + α; finally
-    ``ratio_out[j] = c_j / μ_j`` with the last θ.  One fused kernel, a document at a time
+    ``ratio_out[j] = c_j / μ_j`` with the last θ.  With ``carry_key``, one more T draw from
+    that last θ with that key is written to ``carry_out`` ((n_docs, K), θ's dtype) and θ is
+    left as it was after the last sweep: the θ a kept document starts its next pass from,
+    while θ and the ratios go to the P sweep (the same values as a second call with
+    ``keys=[carry_key]`` on a copy of θ).  One fused kernel, a document at a time
     (:func:`same.kernels.elements.summed_t_doc`; CPU :func:`same.kernels.cpu.summed_t_sweeps_csr`,
     GPU :func:`same.kernels.cuda.summed_t_sweeps`): the same counts on both.
 
     Raises
     ------
     ValueError
-        NaN/inf in θ or φ.
+        NaN/inf in θ or φ; ``carry_key`` without a ``carry_out`` of θ's shape.
     """
     check_finite(doc_topic=theta, topic_word=phi_t)
+    if carry_key is not None and (carry_out is None or carry_out.shape != theta.shape):
+        raise ValueError(f"carry_out must be an array of shape {theta.shape} with carry_key")
     xp = array_module(theta)
     keys = np.asarray([int(k) & 0xFFFFFFFFFFFFFFFF for k in keys], dtype=np.uint64)
+    carry = np.asarray([] if carry_key is None else [int(carry_key) & 0xFFFFFFFFFFFFFFFF],
+                       dtype=np.uint64)
     if _cpu(xp):
         from .cpu import doc_ranges, set_threads, summed_t_sweeps_csr
 
@@ -247,12 +255,18 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
         bounds = doc_ranges(np.asarray(block.indptr), max(1, min(4 * set_threads(None), n_docs)))
         summed_t_sweeps_csr(block.indptr, block.indices, block.data, theta, phi_t,
                             float(n_samples), float(prior_scale), float(doc_topic_prior), keys,
-                            ratio_out, POOL, bounds)
+                            ratio_out, POOL, bounds, carry,
+                            theta if carry_out is None else carry_out)
         return theta, ratio_out
     from .cuda import summed_t_sweeps as cuda_t_sweeps
 
-    return cuda_t_sweeps(block.indptr, block.indices, block.data, theta, phi_t, n_samples,
-                         prior_scale, doc_topic_prior, keys, ratio_out, POOL)
+    cuda_t_sweeps(block.indptr, block.indices, block.data, theta, phi_t, n_samples,
+                  prior_scale, doc_topic_prior, keys, ratio_out, POOL)
+    if carry_key is not None:
+        carry_out[...] = theta
+        cuda_t_sweeps(block.indptr, block.indices, block.data, carry_out, phi_t, n_samples,
+                      prior_scale, doc_topic_prior, carry, xp.empty_like(ratio_out), POOL)
+    return theta, ratio_out
 
 
 def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out):

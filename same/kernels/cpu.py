@@ -83,7 +83,8 @@ def sample_accumulate_csr(indptr, indices, data, theta, phi_t, mu, n_samples, ke
 
 @njit(cache=True, nogil=True)
 def summed_t_block(lo, hi, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                   doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - compiled
+                   doc_topic_prior, keys, ratio_out, pool_max, carry_keys,
+                   carry_out):  # pragma: no cover - compiled
     """The summed sampler's T sweeps for documents lo..hi−1, the CPU's form of
     :func:`~same.kernels.elements.summed_t_doc` (the same values, bit for bit).
 
@@ -92,6 +93,11 @@ def summed_t_block(lo, hi, indptr, indices, data, theta, phi_t, n_samples, prior
     computes for all n_d nonzeros at once in :func:`~.elements.dot_seq`'s order; every sweep
     then reads the scratch (in cache) instead of gathering φ again.  The draws are
     :func:`~.elements.summed_t_draw`, shared with the GPU.
+
+    ``carry_keys`` (length 0 or 1): with a key, one more T draw from the last θ with that key
+    (its acc from the ratios just computed) goes to ``carry_out[d]``, θ being left as the P
+    sweep needs it: the values of a second call with that key on a copy of θ, without
+    gathering φ and computing μ again.
     """
     n_topics = theta.shape[1]
     n_max = 1
@@ -122,22 +128,33 @@ def summed_t_block(lo, hi, indptr, indices, data, theta, phi_t, n_samples, prior
         mu_columns(th, cols, n, mu)
         for i in range(n):
             ratio_out[j0 + i] = ratio(data[j0 + i], mu[i])
+        if carry_keys.shape[0] > 0:
+            co = carry_out[d]
+            for k in range(n_topics):
+                acc[k] = 0.0
+                co[k] = th[k]
+            for i in range(n):
+                axpy(acc, ratio(data[j0 + i], mu[i]), phi_t[indices[j0 + i]])
+            summed_t_draw(d, tokens, acc, co, n_samples, prior_scale, doc_topic_prior,
+                          carry_keys[0], pool_max, cum, guide, t_row)
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def summed_t_sweeps_csr(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                        doc_topic_prior, keys, ratio_out, pool_max,
-                        bounds):  # pragma: no cover - compiled
+                        doc_topic_prior, keys, ratio_out, pool_max, bounds, carry_keys,
+                        carry_out):  # pragma: no cover - compiled
     """``len(keys)`` summed-sampler sweeps drawing T, each document on its own, fused
     (:func:`summed_t_block` over the document ranges ``bounds``, in parallel).
 
     A document's θ depends on its own nonzeros only, so every sweep runs while they are in
     cache, and the result does not depend on ``bounds`` (nor the thread count); no
-    nnz-sized temporaries.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ.
+    nnz-sized temporaries.  Finally ``ratio_out[j] = c_j / μ_j`` with the last θ, and with a
+    carry key the carried θ in ``carry_out`` (:func:`summed_t_block`).
     """
     for r in prange(bounds.shape[0] - 1):
         summed_t_block(bounds[r], bounds[r + 1], indptr, indices, data, theta, phi_t,
-                       n_samples, prior_scale, doc_topic_prior, keys, ratio_out, pool_max)
+                       n_samples, prior_scale, doc_topic_prior, keys, ratio_out, pool_max,
+                       carry_keys, carry_out)
 
 
 @njit(cache=True, nogil=True)
@@ -160,6 +177,11 @@ def word_order(indptr, indices, n_words, col_ptr, col_doc, col_nz):  # pragma: n
             fill[w] += 1
 
 
+#: word chunks of the P sweep (each allocates its scratch once; words are independent
+#: elements, so the chunking changes no result)
+_P_CHUNKS = 256
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
                        p_out, pool_max):  # pragma: no cover - compiled
@@ -171,12 +193,15 @@ def summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_
     p_out : (W, K) int32, fully written.
     """
     n_topics = theta.shape[1]
-    for w in prange(col_ptr.shape[0] - 1):
+    n_words = col_ptr.shape[0] - 1
+    n_chunks = min(n_words, _P_CHUNKS)
+    for c in prange(n_chunks):  # scratch once per chunk of words, not per word
         acc = np.empty(n_topics, dtype=theta.dtype)
         cum = np.empty(n_topics, dtype=np.float64)
         guide = np.empty(n_topics, dtype=np.int64)
-        summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
-                      p_out, pool_max, acc, cum, guide)
+        for w in range(c * n_words // n_chunks, (c + 1) * n_words // n_chunks):
+            summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples,
+                          key, p_out, pool_max, acc, cum, guide)
 
 
 @njit(parallel=True, cache=True, nogil=True)

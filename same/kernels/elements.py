@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["mix64", "uniform", "poisson", "element_counter", "dot_f64", "dot_seq", "mu_columns",
+__all__ = ["mix64", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64", "dot_seq", "mu_columns",
            "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens", "summed_t_draw",
            "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
 
@@ -35,6 +35,8 @@ _TWO_M53 = 2.0 ** -53
 #: λ below which Poisson draws use inversion (above: PTRS, Hörmann 1993, as NumPy).
 INVERSION_MAX = 10.0
 _RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
+#: log k! for k < 1024 (PTRS's squeeze; λ up to ~900 stays in the table)
+_LOG_FACTORIAL = np.array([math.lgamma(k + 1.0) for k in range(1024)])
 #: Bound on log2(K) used to choose between binary search and a guide table.
 _LOG2_TOPICS_BOUND = 8
 
@@ -67,6 +69,16 @@ def _inversion(lam, u):  # pragma: no cover - compiled
     return k
 
 
+@njit(inline="always", cache=True)
+def log_factorial(k):  # pragma: no cover - compiled
+    """log k! = lgamma(k + 1): from a table of ``math.lgamma`` values below
+    ``len(_LOG_FACTORIAL)`` (the same doubles, without libm's lgamma in the PTRS loop),
+    ``math.lgamma`` above."""
+    if k < _LOG_FACTORIAL.shape[0]:
+        return _LOG_FACTORIAL[int(k)]
+    return math.lgamma(k + 1.0)
+
+
 @njit(cache=True)
 def _ptrs(lam, key, base):  # pragma: no cover - compiled
     """Poisson(λ) by PTRS transformed rejection (Hörmann 1993, as NumPy), λ ≥ 10.
@@ -78,8 +90,9 @@ def _ptrs(lam, key, base):  # pragma: no cover - compiled
     slam = math.sqrt(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
-    invalpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2.0)
+    log_invalpha = -1.0  # the squeeze's constants, computed on its first use (most λ ≥ 10
+    log_lam = 0.0        # draws are accepted before it); the same values as inline
     r = np.uint64(0)
     while True:
         uu = uniform(key, base + r) - 0.5
@@ -91,8 +104,11 @@ def _ptrs(lam, key, base):  # pragma: no cover - compiled
             return int(k)
         if k < 0 or (us < 0.013 and v > us):
             continue
-        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                <= -lam + k * math.log(lam) - math.lgamma(k + 1.0)):
+        if log_invalpha < 0.0:  # log(1.1239 + …) > 0 once set
+            log_invalpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+            log_lam = math.log(lam)
+        if (math.log(v) + log_invalpha - math.log(a / (us * us) + b)
+                <= -lam + k * log_lam - log_factorial(k)):
             return int(k)
 
 
