@@ -8,6 +8,8 @@ Writes ``results/bench/same_cpu.json`` with
   multiply-adds per second this achieves against the model count 2 · n_inner · nnz · K per
   pass (SDDMM plus the (c/μ)·φ products), and a measured peak: a NumPy float32 matmul of
   the same shape as one minibatch's dense θ φ product, at the same thread count;
+- ``speed.summed_draw_floor``: the exact Poisson draws one summed pass makes, by method
+  (PTRS, inversion, pooled), and their cost alone on this machine (:func:`draw_floor`);
 - ``quality``: on the workflow's held-out split (seed 0, 10 % of documents), every method
   through the one runner and evaluator (SAME summed and tomotopy CGS at 1 and 2 threads; VB
   online and batch at 1): the seconds SAME and CGS take to reach SAME's ll after 20 passes
@@ -54,6 +56,65 @@ def seconds_per_pass(counts, sampler: str, threads: int, passes: int, n_topics: 
             "compile_seconds": round(model.compile_seconds_, 3),
             "multiply_adds_per_pass": madds,
             "multiply_adds_per_second": round(madds / steady)}
+
+
+def draw_floor(counts, n_topics: int, n_samples: float, n_inner: int, passes: int) -> dict:
+    """The summed sampler's exact Poisson draws per pass and what they alone cost here.
+
+    After ``passes`` passes of the summed sampler (1 thread), recomputes from its state
+    (carried θ, φ) the rates of one pass: per minibatch, ``n_inner`` T draws per document
+    (λ_dk = m θ_dk Σ_w c_dw φ_kw / μ_dw, the same θ for every sweep: an approximation of the
+    sweeps' changing θ) and one P draw per word of the block (λ_wk = m φ_kw Σ_d c_dw θ_dk /
+    μ_dw).  Rates are classed as the kernels draw them (:mod:`same.kernels.elements`):
+    λ ≥ 10 by PTRS, POOL ≤ λ < 10 by inversion, λ < POOL pooled into one draw per row.  Each
+    class's draws are then timed on its own rates with the kernels' generator
+    (:func:`same.kernels.cpu.poisson_draws`, 1 thread); the sum is a lower bound on a pass
+    (no μ, no accumulation, no categorical splits of pooled events), the floor below which
+    no exact per-topic draw scheme gets on this machine.
+    """
+    import scipy.sparse as sp
+
+    from same import kernels
+    from same.kernels.cpu import poisson_draws, set_threads
+    from same.sampler import SameLDA
+
+    set_threads(1)
+    model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
+                    sampler="summed", random_state=0).fit(counts)
+    phi = model.topic_word_.astype(np.float32).astype(np.float64)  # K × W, as sampled
+    theta = np.asarray(model.doc_topic_, dtype=np.float64)
+    X = sp.csr_matrix(counts, dtype=np.float64)
+    rates = {"ptrs": [], "inversion": [], "pooled": []}
+    for a, b in model.batches(X.shape[0]):
+        blk, th = X[a:b], theta[a:b]
+        rows = np.repeat(np.arange(b - a), np.diff(blk.indptr))
+        mu = np.einsum("jk,kj->j", th[rows], phi[:, blk.indices])
+        ratio = sp.csr_matrix((blk.data / mu, blk.indices, blk.indptr), shape=blk.shape)
+        lam_t = n_samples * th * np.asarray(ratio @ phi.T)
+        present = np.asarray(blk.sum(axis=0)).ravel() > 0
+        lam_p = (n_samples * phi.T * np.asarray(ratio.T @ th))[present]
+        for lam, times in ((lam_t, n_inner), (lam_p, 1)):
+            small = lam < kernels.POOL
+            for _ in range(times):
+                rates["ptrs"].append(lam[lam >= 10.0])
+                rates["inversion"].append(lam[~small & (lam < 10.0)])
+                rates["pooled"].append((lam * small).sum(axis=1))
+    out, total = {}, 0.0
+    for cls, parts in rates.items():
+        lam = np.concatenate(parts)
+        lam = lam[lam > 0]
+        sample = np.ascontiguousarray(np.random.default_rng(0).permutation(lam)[:1_000_000])
+        poisson_draws(sample[:10], np.uint64(1))
+        seconds = min(_timed(lambda s=sample: poisson_draws(s, np.uint64(2))) for _ in range(3))
+        ns = seconds / len(sample) * 1e9
+        out[cls] = {"draws_per_pass": int(len(lam)), "ns_per_draw": round(ns, 1),
+                    "seconds_per_pass": round(len(lam) * ns * 1e-9, 4)}
+        total += len(lam) * ns * 1e-9
+    return {"after_passes": passes, "classes": out,
+            "draw_seconds_per_pass_1_thread": round(total, 4),
+            "draw_seconds_per_pass_2_threads_ideal": round(total / 2, 4),
+            "note": "Poisson draws alone (lower bound); pooled events' categorical splits, "
+                    "mu and the (c/mu)-weighted sums come on top"}
 
 
 def matmul_peak(threads: int, n_topics: int, n_docs: int, n_words: int, repeats: int = 7) -> dict:
@@ -175,6 +236,10 @@ def main() -> None:
             print(f"{threads} thread(s) {sampler}: {r['median_seconds_per_pass_after_first']} "
                   "s/pass", file=sys.stderr)
         speed[f"{threads}_threads"] = row
+    speed["summed_draw_floor"] = draw_floor(data.counts, args.n_topics, args.n_samples,
+                                            args.n_inner, args.passes)
+    print(f"draw floor: {speed['summed_draw_floor']['draw_seconds_per_pass_1_thread']} s/pass "
+          "(1 thread)", file=sys.stderr)
     result = {"benchmark": "SAME CPU samplers: seconds per pass, FLOP rate, time to quality",
               "dataset": args.dataset,
               "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,
@@ -192,7 +257,7 @@ def main() -> None:
     result.update(provenance())
     write_json(args.out, result)
     summary = {k: {s: v[s]["median_seconds_per_pass_after_first"] for s in ("summed", "nonzero")}
-               for k, v in speed.items()}
+               for k, v in speed.items() if k.endswith("_threads")}
     print(json.dumps(summary, indent=2))
     if "quality" in result:
         print(json.dumps({k: v["same_over_cgs_seconds"]

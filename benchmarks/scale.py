@@ -1,5 +1,9 @@
 """Peak memory and time per pass of every method at growing NYTimes-shaped size (issue 14).
 
+Peak RSS is the kernel's high-water mark of the step's process (``VmHWM``); peak anonymous
+memory (``RssAnon``, polled) leaves out file pages, e.g. of the memory-mapped split that SAME,
+VB and the evaluator train and score from, which the kernel can drop under memory pressure.
+
 For synthetic corpora of NYTimes' make-up (:func:`same.synthetic.shaped_corpus`: D, NNZ and
 tokens divided by ``--fractions``, W kept) at K = 256, measures in a fresh process per step —
 so each peak RSS is that step's alone — parse (docword.txt.gz → CSR), split, SAME (both
@@ -8,7 +12,7 @@ and the evaluator (document completion on the split).  Then fits peak RSS and se
 linearly in the nonzeros per method and extrapolates to full NYTimes and PubMed, with bytes
 per nonzero.  Writes ``results/bench/scale.json``; machine, versions and commit recorded.
 
-    python benchmarks/scale.py [--fractions 64 32 16] [--n-topics 256]
+    python benchmarks/scale.py [--fractions 64 16 8] [--n-topics 256]
 
 Seconds here are one pass on a shared 2-core machine: an order of magnitude, not a target.
 """
@@ -28,6 +32,7 @@ import numpy as np
 
 NYTIMES = {"n_docs": 300_000, "n_words": 102_660, "nnz": 69_679_427, "n_tokens": 99_542_125}
 PUBMED_NNZ = 483_450_157
+PUBMED_DOCS = 8_200_000
 STEPS = ("parse", "split", "same_nonzero", "same_summed", "cgs", "vb_online", "vb_batch",
          "evaluate")
 
@@ -50,14 +55,17 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
         X = read_docword(work / "docword.synthetic.txt.gz")
         extra["csr_bytes"] = _csr_bytes(sp.csr_matrix(X))
     elif step == "split":
+        from same.corpus import npz_memmap
         from same.split import make_split
 
-        X = sp.load_npz(work / "counts.npz").tocsr()
+        z = npz_memmap(work / "counts.npz")  # as `same-lda split` maps the parsed cache
+        X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]),
+                          shape=tuple(int(n) for n in z["shape"]))
         make_split(X, 0.1, 0, name="synthetic").save(work / "split.npz")
     elif step == "evaluate":
         from same.evaluate import evaluate
 
-        split = load_split(work / "split.npz")
+        split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         phi = np.random.default_rng(0).dirichlet(np.full(split.train.shape[1], 0.1), n_topics)
         t0 = time.perf_counter()
         evaluate(phi, 0.1, split)
@@ -65,7 +73,7 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
         from same.methods import checkpoints
         from same.runs import RunSpec
 
-        split = load_split(work / "split.npz")
+        split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         method, params = step, {}
         if step.startswith("same"):
             method, params = "same", {"sampler": step.split("_")[1], "n_samples": 100.0}
@@ -78,11 +86,59 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
     return {"seconds": time.perf_counter() - t0, **extra}
 
 
+def peak_rss() -> int:
+    """This process's peak resident set (bytes): ``VmHWM`` of /proc/self/status on Linux.
+
+    Not ``getrusage(RUSAGE_SELF).ru_maxrss``: Linux carries the parent's high-water mark into a
+    child across fork/vfork + exec, so a child started by a parent holding the corpus would
+    report at least the parent's size (the 2026-11-23 morning run of this benchmark did: its
+    parse and split peaks were the parent's 487 MiB)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+class AnonPeak:
+    """Peak anonymous resident memory (``RssAnon`` of /proc/self/status, polled every 20 ms):
+    what a step holds beyond file pages, which the kernel can drop and re-read (a
+    memory-mapped corpus).  0 where /proc is missing."""
+
+    def __init__(self):
+        import threading
+
+        self.peak, self._stop = 0, threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self):
+        while not self._stop.is_set():
+            try:
+                with open("/proc/self/status") as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            self.peak = max(self.peak, int(line.split()[1]) * 1024)
+            except OSError:
+                return
+            self._stop.wait(0.02)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
 def _child(step: str, work: Path, n_topics: int) -> dict:
     code = ("import json, resource, sys; sys.path.insert(0, 'benchmarks'); import scale; "
+            "anon = scale.AnonPeak(); "
             f"r = scale.run_step({step!r}, __import__('pathlib').Path({str(work)!r}), "
-            f"{n_topics}); r['peak_rss_bytes'] = resource.getrusage(resource.RUSAGE_SELF)"
-            ".ru_maxrss * 1024; print(json.dumps(r))")
+            f"{n_topics}); r['peak_rss_bytes'] = scale.peak_rss(); "
+            "r['peak_anon_bytes'] = anon.stop(); print(json.dumps(r))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"step {step} failed: {res.stderr[-2000:]}")
@@ -90,8 +146,8 @@ def _child(step: str, work: Path, n_topics: int) -> dict:
 
 
 def _baseline_rss() -> int:
-    code = ("import resource, numpy, scipy.sparse, same, same.sampler, same.evaluate; "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    code = ("import sys; sys.path.insert(0, 'benchmarks'); import scale, numpy, scipy.sparse, "
+            "same, same.sampler, same.evaluate; print(scale.peak_rss())")
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout)
 
@@ -113,11 +169,12 @@ def measure(fractions, n_topics: int, seed: int = 0) -> dict:
             row = {"fraction": 1 / f, "n_docs": X.shape[0], "nnz": int(X.nnz),
                    "n_tokens": int(X.sum()), "csr_bytes": _csr_bytes(X), "steps": {}}
             for step in STEPS:
-                row["steps"][step] = _child(step, work, n_topics)
-                print(f"1/{f}: {step} {row['steps'][step]['peak_rss_bytes'] / 2**20:.0f} MiB, "
-                      f"{row['steps'][step]['seconds']:.1f} s", file=sys.stderr, flush=True)
+                row["steps"][step] = r = _child(step, work, n_topics)
+                print(f"1/{f}: {step} {r['peak_rss_bytes'] / 2**20:.0f} MiB "
+                      f"({r['peak_anon_bytes'] / 2**20:.0f} MiB anonymous), {r['seconds']:.1f} s",
+                      file=sys.stderr, flush=True)
         sizes.append(row)
-    return {"sizes": sizes, "fits": _extrapolate(sizes)}
+    return {"sizes": sizes, "fits": _extrapolate(sizes, n_topics)}
 
 
 def _write_docword(X, path: Path) -> None:
@@ -132,24 +189,53 @@ def _write_docword(X, path: Path) -> None:
         np.savetxt(f, lines, fmt="%d")
 
 
-def _extrapolate(sizes) -> dict:
-    """Per step: peak RSS = a + b·nnz (least squares), its value at NYTimes and PubMed size."""
+def per_doc_bytes(step: str, n_topics: int) -> int:
+    """Bytes a step holds per training document rather than per nonzero: SAME's θ carried
+    across passes (float32 D × K) and tomotopy's per-document topic counts (assumed K int32).
+    PubMed has 59 nonzeros per document against NYTimes' 232, so these terms are extrapolated
+    by documents, not by nonzeros."""
+    return 4 * n_topics if step.startswith("same") or step == "cgs" else 0
+
+
+def _theta_in_file(step: str, n_docs: int, n_topics: int) -> bool:
+    """SAME keeps θ in a mapped temporary file above THETA_MMAP_BYTES (not anonymous)."""
+    from same.sampler import THETA_MMAP_BYTES
+
+    return step.startswith("same") and n_docs * n_topics * 4 > THETA_MMAP_BYTES
+
+
+def _extrapolate(sizes, n_topics: int) -> dict:
+    """Per step: peak = a + b·nnz + (bytes per document)·D, a and b by least squares on the
+    measured peaks less the per-document term (:func:`per_doc_bytes`); its value at NYTimes
+    and PubMed size; the same for the peak anonymous memory (``anon_``: RSS less file pages;
+    SAME's θ leaves it where it is file-backed)."""
     nnz = np.array([s["nnz"] for s in sizes], dtype=float)
+    docs = np.array([s["n_docs"] for s in sizes], dtype=float)
+    csr_per_nnz = sizes[-1]["csr_bytes"] / sizes[-1]["nnz"]
     fits = {}
     for step in STEPS:
-        rss = np.array([s["steps"][step]["peak_rss_bytes"] for s in sizes], dtype=float)
-        b, a = np.polyfit(nnz, rss, 1) if len(nnz) > 1 else (rss[0] / nnz[0], 0.0)
-        csr_per_nnz = sizes[-1]["csr_bytes"] / sizes[-1]["nnz"]
-        fits[step] = {"bytes_per_nonzero": b, "fixed_bytes": a,
-                      "nytimes_peak_gib": (a + b * NYTIMES["nnz"]) / 2**30,
-                      "pubmed_peak_gib": (a + b * PUBMED_NNZ) / 2**30,
-                      "pubmed_over_csr": (a + b * PUBMED_NNZ) / (csr_per_nnz * PUBMED_NNZ)}
+        c = per_doc_bytes(step, n_topics)
+        fits[step] = {"bytes_per_document": c}
+        for key, prefix in (("peak_rss_bytes", ""), ("peak_anon_bytes", "anon_")):
+            y = np.array([s["steps"][step].get(key, np.nan) for s in sizes], dtype=float)
+            y = y - c * docs
+            b, a = np.polyfit(nnz, y, 1) if len(nnz) > 1 else (y[0] / nnz[0], 0.0)
+            at = {}
+            for name, n_nnz, n_docs in (("nytimes", NYTIMES["nnz"], NYTIMES["n_docs"]),
+                                        ("pubmed", PUBMED_NNZ, PUBMED_DOCS)):
+                per_doc = 0 if prefix and _theta_in_file(step, n_docs, n_topics) else c
+                at[name] = a + b * n_nnz + per_doc * n_docs
+            fits[step].update({
+                f"{prefix}bytes_per_nonzero": b, f"{prefix}fixed_bytes": a,
+                f"{prefix}nytimes_peak_gib": at["nytimes"] / 2**30,
+                f"{prefix}pubmed_peak_gib": at["pubmed"] / 2**30,
+                f"{prefix}pubmed_over_csr": at["pubmed"] / (csr_per_nnz * PUBMED_NNZ)})
     return fits
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fractions", type=int, nargs="+", default=[64, 32, 16])
+    ap.add_argument("--fractions", type=int, nargs="+", default=[64, 16, 8])
     ap.add_argument("--n-topics", type=int, default=256)
     ap.add_argument("--out", default="results/bench/scale.json")
     args = ap.parse_args(argv)
@@ -161,10 +247,11 @@ def main(argv=None) -> int:
                            "same_n_samples": 100, "threads": "numba default (all cores)"},
               "baseline_python_rss_bytes": _baseline_rss(),
               **measure(args.fractions, args.n_topics)}
-    result["self_peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["self_peak_rss_bytes"] = peak_rss()
     result.update(provenance())
     write_json(args.out, result)
-    print(json.dumps({k: {m: round(v[m], 2) for m in ("nytimes_peak_gib", "pubmed_peak_gib")}
+    print(json.dumps({k: {m: round(v[m], 2) for m in ("nytimes_peak_gib", "pubmed_peak_gib",
+                                                      "pubmed_over_csr", "anon_pubmed_over_csr")}
                       for k, v in result["fits"].items()}, indent=1))
     return 0
 
