@@ -86,6 +86,18 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
     return {"seconds": time.perf_counter() - t0, **extra}
 
 
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of /proc/self/status in bytes; None without /proc or the field."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss() -> int:
     """This process's peak resident set (bytes): ``VmHWM`` of /proc/self/status on Linux.
 
@@ -93,13 +105,9 @@ def peak_rss() -> int:
     child across fork/vfork + exec, so a child started by a parent holding the corpus would
     report at least the parent's size (the 2026-11-23 morning run of this benchmark did: its
     parse and split peaks were the parent's 487 MiB)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    hwm = _status_bytes("VmHWM")
+    if hwm is not None:
+        return hwm
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
@@ -118,13 +126,10 @@ class AnonPeak:
 
     def _poll(self):
         while not self._stop.is_set():
-            try:
-                with open("/proc/self/status") as f:
-                    for line in f:
-                        if line.startswith("RssAnon:"):
-                            self.peak = max(self.peak, int(line.split()[1]) * 1024)
-            except OSError:
+            anon = _status_bytes("RssAnon")
+            if anon is None:
                 return
+            self.peak = max(self.peak, anon)
             self._stop.wait(0.02)
 
     def stop(self) -> int:
@@ -134,7 +139,7 @@ class AnonPeak:
 
 
 def _child(step: str, work: Path, n_topics: int) -> dict:
-    code = ("import json, resource, sys; sys.path.insert(0, 'benchmarks'); import scale; "
+    code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import scale; "
             "anon = scale.AnonPeak(); "
             f"r = scale.run_step({step!r}, __import__('pathlib').Path({str(work)!r}), "
             f"{n_topics}); r['peak_rss_bytes'] = scale.peak_rss(); "

@@ -119,24 +119,32 @@ def summed_t_block(lo, hi, indptr, indices, data, theta, phi_t, n_samples, prior
         tokens = doc_tokens(d, indptr, data)
         for s in range(keys.shape[0]):
             mu_columns(th, cols, n, mu)
-            for k in range(n_topics):
-                acc[k] = 0.0
-            for i in range(n):
-                axpy(acc, ratio(data[j0 + i], mu[i]), phi_t[indices[j0 + i]])
-            summed_t_draw(d, tokens, acc, th, n_samples, prior_scale, doc_topic_prior, keys[s],
-                          pool_max, cum, guide, t_row)
+            _t_draw_from_mu(d, j0, n, indices, data, phi_t, mu, tokens, th, n_samples,
+                            prior_scale, doc_topic_prior, keys[s], pool_max, acc, cum, guide,
+                            t_row)
         mu_columns(th, cols, n, mu)
         for i in range(n):
             ratio_out[j0 + i] = ratio(data[j0 + i], mu[i])
         if carry_keys.shape[0] > 0:
             co = carry_out[d]
-            for k in range(n_topics):
-                acc[k] = 0.0
-                co[k] = th[k]
-            for i in range(n):
-                axpy(acc, ratio(data[j0 + i], mu[i]), phi_t[indices[j0 + i]])
-            summed_t_draw(d, tokens, acc, co, n_samples, prior_scale, doc_topic_prior,
-                          carry_keys[0], pool_max, cum, guide, t_row)
+            co[:] = th
+            _t_draw_from_mu(d, j0, n, indices, data, phi_t, mu, tokens, co, n_samples,
+                            prior_scale, doc_topic_prior, carry_keys[0], pool_max, acc, cum,
+                            guide, t_row)
+
+
+@njit(inline="always", cache=True)
+def _t_draw_from_mu(d, j0, n, indices, data, phi_t, mu, tokens, row, n_samples, prior_scale,
+                    doc_topic_prior, key, pool_max, acc, cum, guide,
+                    t_row):  # pragma: no cover - compiled
+    """One T draw of document d (its n nonzeros from j0) given μ of its nonzeros:
+    acc_k = Σ_i c_i φ_k,w_i / μ_i, then :func:`~.elements.summed_t_draw` into ``row``."""
+    for k in range(acc.shape[0]):
+        acc[k] = 0.0
+    for i in range(n):
+        axpy(acc, ratio(data[j0 + i], mu[i]), phi_t[indices[j0 + i]])
+    summed_t_draw(d, tokens, acc, row, n_samples, prior_scale, doc_topic_prior, key, pool_max,
+                  cum, guide, t_row)
 
 
 @njit(parallel=True, cache=True, nogil=True)
