@@ -134,17 +134,36 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     # SIGTERM (a scheduler's kill, Snakemake's cancel) unwinds like Ctrl-C, so a run being
     # written removes its temporary directory; SIGKILL leaves it, and the next run of the
     # same output removes it (same.runner).
+    _received.clear()
     signal.signal(signal.SIGTERM, _terminate)
     try:
         _run(args)
-    except (ValueError, CorpusNotFoundError, CorpusFormatError, SplitIntegrityError,
-            OSError) as exc:  # OSError: missing, unreadable or unwritable files, a full disk
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+    except BaseException as exc:
+        if _received:  # terminated: whatever the SystemExit became on its way up (below)
+            return 128 + _received[0]
+        if isinstance(exc, (ValueError, CorpusNotFoundError, CorpusFormatError,
+                            SplitIntegrityError, OSError)):  # OSError: missing, unreadable
+            print(f"{prog}: error: {exc}", file=sys.stderr)  # or unwritable files, full disk
+            return 2
+        raise
     return 0
 
 
+_received: list[int] = []  # the signal that asked this process to stop, once received
+
+
 def _terminate(signum, frame):
+    """SIGTERM handler: unwind (``finally`` and ``except BaseException`` cleanups run).
+
+    The SystemExit is raised wherever the main thread is, which may be a Python callback of
+    compiled code: numba then reports ``SystemError: ... returned a result with an exception
+    set`` instead, so :func:`main` keys the exit status on the signal received, not on the
+    exception's type. A second signal while unwinding is only recorded, so it cannot cut a
+    cleanup short.
+    """
+    if _received:
+        return
+    _received.append(signum)
     raise SystemExit(128 + signum)
 
 
