@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -283,3 +285,41 @@ def test_fused_carry_draw_equals_a_second_call():
     assert np.array_equal(carry, want_carry) and not np.array_equal(carry, th)
     with pytest.raises(ValueError, match=r"carry_out must be an array of shape \(90, 6\)"):
         kernels.summed_t_sweeps(counts, th2, phi_t, 40.0, 1.0, 0.1, [3], r2, carry_key=1)
+
+
+def test_kernel_cache_follows_an_edit_of_the_per_element_code(tmp_path):
+    """numba stamps a cached function with its own file only; cpu.py's kernels inline
+    elements.py's code, so an edit of elements.py alone must still invalidate them
+    (same.kernels._cache). A copy of the package: compile, reload from cache, edit the
+    generator's constant in elements.py, and the cached cpu.py kernel must follow."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import same
+
+    pkg = tmp_path / "same"
+    shutil.copytree(Path(same.__file__).parent, pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import json, numpy as np\nfrom same.kernels import cpu\n"
+            "u = cpu.uniform_draws(4, np.uint64(7))\n"
+            "print(json.dumps({'u': u.tolist(), "
+            "'hits': sum(cpu.uniform_draws.stats.cache_hits.values())}))")
+
+    def draws():
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    first, again = draws(), draws()
+    assert (first["hits"], again["hits"]) == (0, 1)  # compiled, then loaded from the cache
+    assert again["u"] == first["u"]
+    src = pkg / "kernels" / "elements.py"
+    text = src.read_text()
+    assert "_GOLDEN = np.uint64(0x9E3779B97F4A7C15)" in text
+    src.write_text(text.replace("0x9E3779B97F4A7C15", "0x9E3779B97F4A7C17"))
+    edited = draws()
+    assert edited["hits"] == 0 and edited["u"] != first["u"]  # recompiled from the new code
