@@ -121,7 +121,7 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
 
 
 def test_scale_profile_is_planned_on_synthetic_data():
-    res = smk("-n", "--configfile", "config/scale.yaml")
+    res = smk("-n", "--forceall", "--configfile", "config/scale.yaml")  # whatever is here
     assert res.returncode == 0, res.stderr
     for out in ("results/scale/corpus.npz", "results/scale/split.npz",
                 "results/scale/topic_recovery.md", "results/scale/claims.md",

@@ -226,7 +226,11 @@ rule scaling:
         n_topics=K,
         n_samples=config["same"]["n_samples"],
         sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
-    threads: config["threads"]
+        threads=config["threads"],
+    # measured at the fits' thread count, but holding every core, so that no other job runs
+    # beside it: C9 compares seconds across sizes, and a fit on the other core moved them
+    # by up to 1.4× between two runs of the same code
+    threads: workflow.cores
     log:
         "results/logs/report/scaling.log",
     benchmark:
@@ -235,7 +239,7 @@ rule scaling:
         CONDA_ENV
     shell:
         "python -m same.scaling --factors {params.factors} --n-topics {params.n_topics} "
-        "--n-samples {params.n_samples} --sampler {params.sampler} --threads {threads} "
+        "--n-samples {params.n_samples} --sampler {params.sampler} --threads {params.threads} "
         "--out {output} > {log} 2>&1"
 
 
