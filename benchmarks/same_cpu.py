@@ -8,8 +8,9 @@ Writes ``results/bench/same_cpu.json`` with
   multiply-adds per second this achieves against the model count 2 · n_inner · nnz · K per
   pass (SDDMM plus the (c/μ)·φ products), and a measured peak: a NumPy float32 matmul of
   the same shape as one minibatch's dense θ φ product, at the same thread count;
-- ``speed.summed_draw_floor``: the exact Poisson draws one summed pass makes, by method
-  (PTRS, inversion, pooled), and their cost alone on this machine (:func:`draw_floor`);
+- ``speed.summed_draw_floor``, ``speed.nonzero_draw_floor``: the exact Poisson draws one
+  pass of each sampler makes, by method (PTRS, inversion, pooled), and their cost alone on
+  this machine (:func:`draw_floor`), beside issue 12's target;
 - ``quality``: on the workflow's held-out split (seed 0, 10 % of documents), every method
   through the one runner and evaluator (SAME summed and tomotopy CGS at 1 and 2 threads; VB
   online and batch at 1): the seconds SAME and CGS take to reach SAME's ll after 20 passes
@@ -58,19 +59,23 @@ def seconds_per_pass(counts, sampler: str, threads: int, passes: int, n_topics: 
             "multiply_adds_per_second": round(madds / steady)}
 
 
-def draw_floor(counts, n_topics: int, n_samples: float, n_inner: int, passes: int) -> dict:
-    """The summed sampler's exact Poisson draws per pass and what they alone cost here.
+def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: int,
+               passes: int) -> dict:
+    """The exact Poisson draws one pass of ``sampler`` makes, and what they alone cost here.
 
-    After ``passes`` passes of the summed sampler (1 thread), recomputes from its state
-    (carried θ, φ) the rates of one pass: per minibatch, ``n_inner`` T draws per document
-    (λ_dk = m θ_dk Σ_w c_dw φ_kw / μ_dw, the same θ for every sweep: an approximation of the
-    sweeps' changing θ) and one P draw per word of the block (λ_wk = m φ_kw Σ_d c_dw θ_dk /
-    μ_dw).  Rates are classed as the kernels draw them (:mod:`same.kernels.elements`):
-    λ ≥ 10 by PTRS, POOL ≤ λ < 10 by inversion, λ < POOL pooled into one draw per row.  Each
-    class's draws are then timed on its own rates with the kernels' generator
+    After ``passes`` passes of that sampler (1 thread), recomputes from its state (carried
+    θ, φ) the rates of one pass, the same θ for every sweep (an approximation of the sweeps'
+    changing θ).  ``summed``: per minibatch, ``n_inner`` T draws per document
+    (λ_dk = m θ_dk Σ_w c_dw φ_kw / μ_dw) and one P draw per word of the block
+    (λ_wk = m φ_kw Σ_d c_dw θ_dk / μ_dw).  ``nonzero`` (Algorithm 3 as written): ``n_inner``
+    draws per nonzero and topic, λ_jk = m c_j θ_dk φ_kw / μ_j.  Rates are classed as the
+    kernels draw them (:mod:`same.kernels.elements`): λ ≥ 10 by PTRS, POOL ≤ λ < 10 by
+    inversion, λ < POOL pooled into one draw per row (document, word or nonzero).  Each class's
+    draws are then timed on its own rates with the kernels' generator
     (:func:`same.kernels.cpu.poisson_draws`, 1 thread); the sum is a lower bound on a pass
-    (no μ, no accumulation, no categorical splits of pooled events), the floor below which
-    no exact per-topic draw scheme gets on this machine.
+    (no μ, no accumulation, no categorical splits of the pooled events, whose number per pass
+    is reported too), the floor below which no exact per-topic draw scheme gets on this
+    machine.
     """
     import scipy.sparse as sp
 
@@ -80,7 +85,7 @@ def draw_floor(counts, n_topics: int, n_samples: float, n_inner: int, passes: in
 
     set_threads(1)
     model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
-                    sampler="summed", random_state=0).fit(counts)
+                    sampler=sampler, random_state=0).fit(counts)
     phi = model.topic_word_.astype(np.float32).astype(np.float64)  # K × W, as sampled
     theta = np.asarray(model.doc_topic_, dtype=np.float64)
     X = sp.csr_matrix(counts, dtype=np.float64)
@@ -89,11 +94,17 @@ def draw_floor(counts, n_topics: int, n_samples: float, n_inner: int, passes: in
         blk, th = X[a:b], theta[a:b]
         rows = np.repeat(np.arange(b - a), np.diff(blk.indptr))
         mu = np.einsum("jk,kj->j", th[rows], phi[:, blk.indices])
-        ratio = sp.csr_matrix((blk.data / mu, blk.indices, blk.indptr), shape=blk.shape)
-        lam_t = n_samples * th * np.asarray(ratio @ phi.T)
-        present = np.asarray(blk.sum(axis=0)).ravel() > 0
-        lam_p = (n_samples * phi.T * np.asarray(ratio.T @ th))[present]
-        for lam, times in ((lam_t, n_inner), (lam_p, 1)):
+        if sampler == "summed":
+            ratio = sp.csr_matrix((blk.data / mu, blk.indices, blk.indptr), shape=blk.shape)
+            lam_t = n_samples * th * np.asarray(ratio @ phi.T)
+            present = np.asarray(blk.sum(axis=0)).ravel() > 0
+            lam_p = (n_samples * phi.T * np.asarray(ratio.T @ th))[present]
+            draws = ((lam_t, n_inner), (lam_p, 1))
+        else:
+            lam = th[rows] * phi[:, blk.indices].T
+            lam *= (n_samples * blk.data / mu)[:, None]
+            draws = ((lam, n_inner),)
+        for lam, times in draws:
             small = lam < kernels.POOL
             for _ in range(times):
                 rates["ptrs"].append(lam[lam >= 10.0])
@@ -109,12 +120,14 @@ def draw_floor(counts, n_topics: int, n_samples: float, n_inner: int, passes: in
         ns = seconds / len(sample) * 1e9
         out[cls] = {"draws_per_pass": int(len(lam)), "ns_per_draw": round(ns, 1),
                     "seconds_per_pass": round(len(lam) * ns * 1e-9, 4)}
+        if cls == "pooled":
+            out[cls]["pooled_events_per_pass"] = round(float(lam.sum()))
         total += len(lam) * ns * 1e-9
-    return {"after_passes": passes, "classes": out,
+    return {"sampler": sampler, "after_passes": passes, "classes": out,
             "draw_seconds_per_pass_1_thread": round(total, 4),
             "draw_seconds_per_pass_2_threads_ideal": round(total / 2, 4),
             "note": "Poisson draws alone (lower bound); pooled events' categorical splits, "
-                    "mu and the (c/mu)-weighted sums come on top"}
+                    "mu and the accumulation of the counts come on top"}
 
 
 def matmul_peak(threads: int, n_topics: int, n_docs: int, n_words: int, repeats: int = 7) -> dict:
@@ -236,10 +249,13 @@ def main() -> None:
             print(f"{threads} thread(s) {sampler}: {r['median_seconds_per_pass_after_first']} "
                   "s/pass", file=sys.stderr)
         speed[f"{threads}_threads"] = row
-    speed["summed_draw_floor"] = draw_floor(data.counts, args.n_topics, args.n_samples,
-                                            args.n_inner, args.passes)
-    print(f"draw floor: {speed['summed_draw_floor']['draw_seconds_per_pass_1_thread']} s/pass "
-          "(1 thread)", file=sys.stderr)
+    for sampler in ("summed", "nonzero"):
+        floor = draw_floor(data.counts, sampler, args.n_topics, args.n_samples, args.n_inner,
+                           args.passes)
+        floor["target_seconds_per_pass_2_threads"] = TARGETS[sampler]
+        speed[f"{sampler}_draw_floor"] = floor
+        print(f"{sampler} draw floor: {floor['draw_seconds_per_pass_1_thread']} s/pass "
+              "(1 thread)", file=sys.stderr)
     result = {"benchmark": "SAME CPU samplers: seconds per pass, FLOP rate, time to quality",
               "dataset": args.dataset,
               "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,
