@@ -16,6 +16,7 @@ import contextlib
 import numpy as np
 
 from ..backend import array_module
+from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
 
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
 #: categorically; above it they are drawn one by one. Both are exact; the threshold only

@@ -10,8 +10,8 @@ here: a kernel whose Poisson draws had been removed returned the old draws bit f
 Importing this module puts, in front of numba's own cache locators, subclasses of them that
 serve only the functions defined in this package directory and whose source stamp is numba's
 stamp of the function's file together with one hash of every ``*.py`` file here.  Where the
-cache goes is unchanged.  Imported by every module here that defines ``cache=True`` functions,
-before it defines them (numba picks the locator when the decorator runs).
+cache goes is unchanged.  Imported by the package's ``__init__``, so before any module here
+defines a ``cache=True`` function (numba picks the locator when the decorator runs).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from . import _cache  # noqa: F401  (before any cache=True: stamps cover every kernel file)
 from .elements import (
     axpy,
     doc_tokens,

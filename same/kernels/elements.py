@@ -21,8 +21,6 @@ import math
 import numpy as np
 from numba import njit
 
-from . import _cache  # noqa: F401  (before any cache=True: stamps cover every kernel file)
-
 __all__ = ["mix64", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64",
            "dot_seq", "mu_columns", "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens", "summed_t_draw",
            "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
