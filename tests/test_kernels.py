@@ -22,7 +22,7 @@ def test_uniforms_are_uniform_and_keyed():
     np.testing.assert_array_equal(u, cpu.uniform_draws(200_000, np.uint64(2024)))
 
 
-@pytest.mark.parametrize("lam", [0.02, 0.7, 3.0, 9.5, 10.0, 37.0, 600.0])
+@pytest.mark.parametrize("lam", [0.02, 0.7, 3.0, 9.5, 10.0, 12.5, 37.0, 600.0, 5000.0])
 def test_poisson_draws_match_the_pmf(lam):
     """Chi-square goodness of fit over both code paths (inversion < 10 ≤ PTRS)."""
     n = 200_000

@@ -90,25 +90,27 @@ def _ptrs(lam, key, base):  # pragma: no cover - compiled
     slam = math.sqrt(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
-    vr = 0.9277 - 3.6224 / (b - 2.0)
-    log_invalpha = -1.0  # the squeeze's constants, computed on its first use (most λ ≥ 10
-    log_lam = 0.0        # draws are accepted before it); the same values as inline
+    two_a = 2.0 * a
+    b_2 = b - 2.0
+    vr_b = 0.9277 * b_2 - 3.6224  # v ≤ vr = 0.9277 − 3.6224/(b − 2), without the division
+    inv_alpha = -1.0  # the squeeze's constants, computed on its first use (most λ ≥ 10
+    log_lam = 0.0     # draws are accepted before it)
     r = np.uint64(0)
     while True:
         uu = uniform(key, base + r) - 0.5
         v = uniform(key, base + r + np.uint64(1))
         r += np.uint64(2)
         us = 0.5 - abs(uu)
-        k = math.floor((2.0 * a / us + b) * uu + lam + 0.43)
-        if us >= 0.07 and v <= vr:
+        k = math.floor((two_a / us + b) * uu + lam + 0.43)
+        if us >= 0.07 and v * b_2 <= vr_b:
             return int(k)
         if k < 0 or (us < 0.013 and v > us):
             continue
-        if log_invalpha < 0.0:  # log(1.1239 + …) > 0 once set
-            log_invalpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+        if inv_alpha < 0.0:  # 1.1239 + … > 0 once set
+            inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
             log_lam = math.log(lam)
-        if (math.log(v) + log_invalpha - math.log(a / (us * us) + b)
-                <= -lam + k * log_lam - log_factorial(k)):
+        # log v + log(1/α) − log(a/us² + b), as one log
+        if math.log(v * inv_alpha / (a / (us * us) + b)) <= -lam + k * log_lam - log_factorial(k):
             return int(k)
 
 
