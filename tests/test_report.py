@@ -160,18 +160,33 @@ def _scaling(tmp_path, seconds):
     path = tmp_path / "scaling.json"
     path.write_text(json.dumps({"sizes": rows, "fit": linearity(rows),
                                 "settings": {"sampler": "nonzero", "n_topics": 8,
-                                             "n_samples": 100}}))
+                                             "n_samples": 100, "passes": 8,
+                                             "steady_passes": 4}}))
     return path
 
 
 def test_c9_from_synthetic_sizes(tmp_path):
     info = {"toy": {"df": frame(-7.55, -7.60), **INFO}}
     linear = _scaling(tmp_path, [1.0, 2.02, 3.97, 8.1])
-    assert report.claim_c9(info, linear).verdict == \
-        "reproduced"
+    verdict = report.claim_c9(info, linear)
+    assert verdict.verdict == "reproduced"
+    assert "the fastest of the last 4 of 8 passes" in " ".join(verdict.ours)
     quadratic = _scaling(tmp_path, [1.0, 4.0, 16.0, 64.0])
     assert report.claim_c9(info, quadratic).verdict == \
         "not reproduced"
+
+
+def test_scaling_interleaves_sizes_and_keeps_the_fastest_steady_pass():
+    from same.scaling import measure
+
+    out = measure(factors=(0.02, 0.04), n_topics=4, n_samples=2.0, passes=4, sampler="summed")
+    assert out["settings"]["steady_passes"] == 2 and out["settings"]["interleaved"]
+    for row in out["sizes"]:
+        assert len(row["pass_seconds"]) == 4
+        assert row["seconds_per_pass"] == pytest.approx(min(row["pass_seconds"][2:]), abs=1e-4)
+    assert [r["n_docs"] for r in out["sizes"]] == [68, 137]
+    with pytest.raises(ValueError, match="passes must be at least 4"):
+        measure(factors=(0.02,), passes=3)
 
 
 def test_each_claim_function_on_its_own():
