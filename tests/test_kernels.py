@@ -43,6 +43,25 @@ def test_poisson_draws_match_the_pmf(lam):
     assert abs(z.mean() - lam) < 5 * np.sqrt(lam / n)
 
 
+def test_categorical_choice_is_the_first_prefix_sum_above_x():
+    """The pooled events' topic: first k with cum[k] > x, capped at K − 1, on prefix sums
+    with plateaus (topics drawn alone add 0), at the plateaus' exact values and beyond."""
+    from numba import njit
+
+    from same.kernels.elements import _categorical
+
+    @njit
+    def choose(xs, cum):
+        return np.array([_categorical(x, cum, cum.shape[0]) for x in xs])
+
+    rng = np.random.default_rng(5)
+    lam = rng.exponential(size=64) * (rng.random(64) < 0.6)
+    cum = np.cumsum(lam)
+    xs = np.r_[rng.random(2000) * cum[-1], cum, 0.0, cum[-1] * 1.5]
+    expected = np.minimum(np.searchsorted(cum, xs, side="right"), 63)
+    np.testing.assert_array_equal(choose(xs, cum), expected)
+
+
 def _problem(seed=0, n_docs=40, n_words=30, n_topics=6):
     rng = np.random.default_rng(seed)
     counts = sp.random(n_docs, n_words, density=0.3, random_state=seed, format="csr",

@@ -1,9 +1,8 @@
 """Per-element code shared by every sampling kernel: counter-based uniforms, exact Poisson
-draws, the draws of one nonzero, μ of one nonzero.  Plain ``@numba.njit`` functions, so the CPU
-kernels (``prange``) and the CUDA kernels (numba-cuda compiles njit callees for the device)
-call the same source; under numba-cuda's simulator the CUDA kernels run this same source as
-Python (:func:`same.kernels.cuda.python_twins`), which is why scalars whose type matters are
-written with explicit NumPy types.
+draws, the draws of one nonzero, μ of one nonzero.  Plain ``@numba.njit`` functions called by
+the CPU kernels (``prange``) and the CUDA kernels (numba-cuda compiles njit callees for the
+device; its simulator runs this source as Python, :func:`same.kernels.cuda.python_twins`,
+hence the explicit NumPy types of scalars whose type matters).
 
 Random numbers come from a counter-based generator: the uniform for counter ``ctr`` of stream
 ``key`` is ``splitmix64(key + ctr·γ)``.  Every sampling call gets a fresh key (derived from the
@@ -37,7 +36,7 @@ INVERSION_MAX = 10.0
 _RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
 #: log k! for k < 1024 (PTRS's squeeze; λ up to ~900 stays in the table)
 _LOG_FACTORIAL = np.array([math.lgamma(k + 1.0) for k in range(1024)])
-#: Bound on log2(K) used to choose between binary search and a guide table.
+#: Pooled events: a count per event below n = 2K / this bound, else a guide table.
 _LOG2_TOPICS_BOUND = 8
 
 
@@ -71,9 +70,7 @@ def _inversion(lam, u):  # pragma: no cover - compiled
 
 @njit(inline="always", cache=True)
 def log_factorial(k):  # pragma: no cover - compiled
-    """log k! = lgamma(k + 1): from a table of ``math.lgamma`` values below
-    ``len(_LOG_FACTORIAL)`` (the same doubles, without libm's lgamma in the PTRS loop),
-    ``math.lgamma`` above."""
+    """log k! = lgamma(k + 1), tabulated below ``len(_LOG_FACTORIAL)`` (no libm call in PTRS)."""
     if k < _LOG_FACTORIAL.shape[0]:
         return _LOG_FACTORIAL[int(k)]
     return math.lgamma(k + 1.0)
@@ -81,10 +78,8 @@ def log_factorial(k):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _ptrs(lam, key, base):  # pragma: no cover - compiled
-    """Poisson(λ) by PTRS transformed rejection (Hörmann 1993, as NumPy), λ ≥ 10.
-
-    Non-finite λ returns 0 (callers reject it before sampling; this only prevents a hang).
-    """
+    """Poisson(λ ≥ 10) by PTRS transformed rejection (Hörmann 1993, as NumPy); a non-finite λ
+    gives 0 (callers reject it before sampling; this only prevents a hang)."""
     if not lam < math.inf:
         return 0
     slam = math.sqrt(lam)
@@ -93,8 +88,7 @@ def _ptrs(lam, key, base):  # pragma: no cover - compiled
     two_a = 2.0 * a
     b_2 = b - 2.0
     vr_b = 0.9277 * b_2 - 3.6224  # v ≤ vr = 0.9277 − 3.6224/(b − 2), without the division
-    inv_alpha = -1.0  # the squeeze's constants, computed on its first use (most λ ≥ 10
-    log_lam = 0.0     # draws are accepted before it)
+    inv_alpha, log_lam = -1.0, 0.0  # the squeeze's, set on first use (rarely reached)
     r = np.uint64(0)
     while True:
         uu = uniform(key, base + r) - 0.5
@@ -150,23 +144,20 @@ def dot_f64(a, b):  # pragma: no cover - compiled
 
 @njit(inline="always", cache=True)
 def _categorical(x, cum, n_topics):  # pragma: no cover - compiled
-    """First k with cum[k] > x (binary search over prefix sums)."""
-    lo, hi = 0, n_topics - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cum[mid] > x:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    """First k with cum[k] > x, at most K − 1 (cum non-decreasing): the number of k < K − 1
+    with cum[k] ≤ x, counted without branches (a binary search mispredicts half its steps)."""
+    c = 0
+    for k in range(n_topics - 1):
+        c += cum[k] <= x
+    return c
 
 
 @njit(inline="always", cache=True)
 def _split_pooled(n, pooled, cum, guide, cat_key, ctr, z):  # pragma: no cover - compiled
     """Add ``n`` pooled events to z, topic k with probability ∝ its λ (Poisson splitting).
 
-    Few events: a binary search per event, O(n log K); many: a guide table (Chen & Asau
-    1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
+    Few events: a branch-free count per event (:func:`_categorical`); many: a guide table
+    (Chen & Asau 1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
     """
     n_topics = cum.shape[0]
     if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
@@ -200,22 +191,32 @@ def draw_nonzero(j, rate, scale, theta_row, phi_row, key, pool_max, cum, guide,
     the total rate ``rate`` = Σ_k λ_k is below ``pool_max`` every topic is pooled, and the
     pooled draw's own first uniform decides first whether anything is drawn at all:
     u < 1 − rate (1 + 1e-6) implies u ≤ exp(−Σλ), the inversion's zero, so the K
-    multiply-adds are skipped without changing any result.  cum, guide: scratch of length K.
+    multiply-adds are skipped without changing any result.  cum, guide: scratch of length K
+    (guide first lists the topics drawn alone).
     """
     n_topics = theta_row.shape[0]
     base = np.uint64(j) * np.uint64(n_topics + 1)
     if rate < pool_max:
         if uniform(key, element_counter(base + np.uint64(n_topics))) < 1.0 - rate * (1 + 1e-6):
             return False
-    pooled = np.float64(0.0)
+    # Branch-free (a branch on λ ≥ pool_max mispredicts): pooled λ (0 if drawn alone), the
+    # topics drawn alone (listed in guide), prefix sums in order k (adding 0.0 changes none).
     for k in range(n_topics):
         z[k] = 0
         lam = scale * theta_row[k] * phi_row[k]
-        if lam >= pool_max:
-            z[k] = poisson(lam, key, element_counter(base + np.uint64(k)))
-        else:
-            pooled += lam
+        cum[k] = 0.0 if lam >= pool_max else lam
+    n_alone = 0
+    for k in range(n_topics):
+        guide[n_alone] = k
+        n_alone += scale * theta_row[k] * phi_row[k] >= pool_max
+    pooled = np.float64(0.0)
+    for k in range(n_topics):
+        pooled += cum[k]
         cum[k] = pooled
+    for i in range(n_alone):
+        k = guide[i]
+        z[k] = poisson(scale * theta_row[k] * phi_row[k], key,
+                       element_counter(base + np.uint64(k)))
     if pooled > 0.0:
         ctr = element_counter(base + np.uint64(n_topics))
         n = poisson(pooled, key, ctr)
@@ -238,10 +239,8 @@ def dot_seq(a, b):  # pragma: no cover - compiled
     """Σ_k a_k b_k in the arrays' precision, in order k = 0..K−1 (μ of one nonzero in the
     summed sampler, float32 for θ·φ: K positive terms, relative error ~K·2^-24).
 
-    The CPU kernel computes the same values many nonzeros at a time
-    (:func:`mu_columns`, vectorised across nonzeros); the GPU one nonzero per call.  Either way
-    each μ is the same sequence of float32 multiplies and adds, so the counts agree bit for
-    bit (no fast-math reassociation or FMA contraction on the CPU).
+    The CPU computes many nonzeros at once (:func:`mu_columns`), the GPU one per call: the same
+    float32 multiplies and adds (no fast-math or FMA contraction), so the counts agree bit for bit.
     """
     s = a.dtype.type(0.0)  # explicit, so NumPy's scalar rules agree when run as Python
     for k in range(a.shape[0]):
@@ -266,7 +265,7 @@ def mu_columns(theta_row, cols, n, mu):  # pragma: no cover - compiled
 
 @njit(inline="always", cache=True)
 def axpy(acc, r, x):  # pragma: no cover - compiled
-    """acc_k += r · x_k (r float64: the product and sum in float64, stored in acc's dtype)."""
+    """acc_k += r · x_k in acc's dtype (r, a float64, rounded to it first)."""
     rr = acc.dtype.type(r)
     for k in range(acc.shape[0]):
         acc[k] += rr * x[k]
