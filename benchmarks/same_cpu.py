@@ -10,7 +10,8 @@ Writes ``results/bench/same_cpu.json`` with
   the same shape as one minibatch's dense θ φ product, at the same thread count;
 - ``speed.summed_draw_floor``, ``speed.nonzero_draw_floor``: the exact Poisson draws one
   pass of each sampler makes, by method (PTRS, inversion, pooled), and their cost alone on
-  this machine (:func:`draw_floor`), beside issue 12's target;
+  this machine (:func:`draw_floor`), and with the multiply-adds at the matmul peak a lower
+  bound on a pass (:func:`pass_floor`), beside issue 12's target;
 - ``quality``: on the workflow's held-out split (seed 0, 10 % of documents), every method
   through the one runner and evaluator (SAME summed and tomotopy CGS at 1 and 2 threads; VB
   online and batch at 1): the seconds SAME and CGS take to reach SAME's ll after 20 passes
@@ -74,8 +75,8 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
     draws are then timed on its own rates with the kernels' generator
     (:func:`same.kernels.cpu.poisson_draws`, 1 thread); the sum is a lower bound on a pass
     (no μ, no accumulation, no categorical splits of the pooled events, whose number per pass
-    is reported too), the floor below which no exact per-topic draw scheme gets on this
-    machine.
+    is reported too): a lower bound for these kernels' draw code on this machine (a faster
+    exact Poisson generator would lower it).
     """
     import scipy.sparse as sp
 
@@ -128,6 +129,20 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
             "draw_seconds_per_pass_2_threads_ideal": round(total / 2, 4),
             "note": "Poisson draws alone (lower bound); pooled events' categorical splits, "
                     "mu and the accumulation of the counts come on top"}
+
+
+def pass_floor(floor: dict, speed: dict, sampler: str) -> dict:
+    """A lower bound on one pass: the draws alone (:func:`draw_floor`) plus the pass's
+    multiply-adds at this machine's measured matmul peak (:func:`matmul_peak`), at 1 thread
+    and at 2 with ideal scaling of the draws; ``target_below_floor`` when issue 12's 2-thread
+    target lies under it (no IncNorm, no gathers, no memory traffic counted)."""
+    macs = speed["1_threads"][sampler]["multiply_adds_per_pass"]
+    f1 = (floor["draw_seconds_per_pass_1_thread"]
+          + macs / speed["1_threads"]["matmul_peak"]["multiply_adds_per_second"])
+    f2 = (floor["draw_seconds_per_pass_2_threads_ideal"]
+          + macs / speed["2_threads"]["matmul_peak"]["multiply_adds_per_second"])
+    return {"floor_seconds_per_pass": {"1_thread": round(f1, 4), "2_threads_ideal": round(f2, 4)},
+            "target_below_floor": bool(TARGETS[sampler] < f2)}
 
 
 def matmul_peak(threads: int, n_topics: int, n_docs: int, n_words: int, repeats: int = 7) -> dict:
@@ -253,6 +268,7 @@ def main() -> None:
         floor = draw_floor(data.counts, sampler, args.n_topics, args.n_samples, args.n_inner,
                            args.passes)
         floor["target_seconds_per_pass_2_threads"] = TARGETS[sampler]
+        floor.update(pass_floor(floor, speed, sampler))
         speed[f"{sampler}_draw_floor"] = floor
         print(f"{sampler} draw floor: {floor['draw_seconds_per_pass_1_thread']} s/pass "
               "(1 thread)", file=sys.stderr)
@@ -270,6 +286,13 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             result["quality"] = quality(split, args.n_topics, args.n_samples, args.n_inner,
                                         args.quality_passes, args.cgs_iterations, Path(tmp))
+        floors = speed["summed_draw_floor"]["floor_seconds_per_pass"]
+        for threads, name in ((1, "1_thread"), (2, "2_threads_ideal")):
+            ttq = result["quality"]["time_to_quality"][f"{threads}t_same_pass{args.quality_passes}"]
+            ttq["same_floor_seconds"] = round(args.quality_passes * floors[name], 4)
+            if ttq["cgs"]["reached"] and ttq["cgs"]["seconds"]:
+                ttq["same_floor_over_cgs_seconds"] = round(ttq["same_floor_seconds"]
+                                                           / ttq["cgs"]["seconds"], 3)
     result.update(provenance())
     write_json(args.out, result)
     summary = {k: {s: v[s]["median_seconds_per_pass_after_first"] for s in ("summed", "nonzero")}

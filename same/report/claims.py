@@ -14,13 +14,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .paper import CLAIMS, CONVERGED_EPS, METHOD_NAMES
-from .tables import table1_rows, table2_rows
+from .measures import (
+    budget_seconds,
+    fmt,
+    lowest_final,
+    mean_range,
+    mean_spread,
+    noise,
+    passes_to,
+    ref_sd,
+    sampler_text,
+    table1_by_label,
+    variant_lls,
+)
+from .paper import CLAIMS, CONVERGED_EPS
+from .tables import table2_rows
 from .traces import (
     converged_pass,
     final_ll,
     final_lls,
-    first_reach,
     first_seed,
     mean_reach_seconds,
     per_pass_seconds,
@@ -62,14 +74,6 @@ def _grade(parts) -> str:
     return "reproduced" if all(parts) else "partly" if any(parts) else "not reproduced"
 
 
-def _fmt(x, nd=4):
-    return "—" if x is None else f"{x:.{nd}f}"
-
-
-def _spread(name, a):
-    return f"{name} {_fmt(a.mean())} [{_fmt(a.min())}, {_fmt(a.max())}]"
-
-
 def claim_c1(df, info, dataset=None) -> Verdict:
     """SAME's final ll against online and batch VB's, over seeds."""
     same, on, bat = (final_lls(df, k) for k in ("same", "vb_online", "vb_batch"))
@@ -77,39 +81,17 @@ def claim_c1(df, info, dataset=None) -> Verdict:
     v = ("reproduced" if beats_all else
          "partly" if same.mean() > on.mean() or same.mean() > bat.mean() else "not reproduced")
     ours = [f"ours (final ll, nats/token; mean [min, max] over {len(same)} seeds): "
-            f"{_spread('SAME', same)}, {_spread('VB online', on)}, {_spread('VB batch', bat)}"]
+            f"{mean_range('SAME', same)}, {mean_range('VB online', on)}, "
+            f"{mean_range('VB batch', bat)}"]
     for variant, label in info.get("prior_scale_runs", {}).items():
         d = df[df["label"] == label]
         if not d.empty:
             run = first_seed(d)
             ours.append(f"SAME with {variant} (seed {int(run['seed'].iloc[0])}): final ll "
-                        f"{_fmt(final_ll(run))}")
+                        f"{fmt(final_ll(run))}")
     return _v("C1", dataset, v, ours, "reproduced when SAME's worst seed beats both VB methods' "
               "best seed; partly when its mean beats at least one",
               same=same.tolist(), vb_online=on.tolist(), vb_batch=bat.tolist())
-
-
-def _per_seed(df, label: str, at: str = "last") -> np.ndarray:
-    """ll of each seed of ``label`` at its last (or first) checkpoint; empty if absent."""
-    d = df[df["label"] == label].sort_values("pass").groupby("seed")["ll"]
-    return (d.last() if at == "last" else d.first()).to_numpy()
-
-
-def _noise(a: np.ndarray, b: np.ndarray, ref_sd: float) -> float:
-    """Two standard errors of the difference of two seed means (``ref_sd`` for a lone seed)."""
-    var = [x.var(ddof=1) if len(x) > 1 else ref_sd ** 2 for x in (a, b)]
-    return float(2 * np.sqrt(var[0] / len(a) + var[1] / len(b)))
-
-
-def _ref_sd(df) -> float:
-    """Seed standard deviation of the main SAME run's final ll (the suite's noise unit)."""
-    same = final_lls(df, "same")
-    return float(same.std(ddof=1)) if len(same) > 1 else CONVERGED_EPS
-
-
-def _passes_to(run, target: float) -> float:
-    p, _ = first_reach(run, target)
-    return np.inf if p is None else p
 
 
 def claim_c2(df, info, dataset=None) -> Verdict:
@@ -120,19 +102,19 @@ def claim_c2(df, info, dataset=None) -> Verdict:
     """
     labels = ("same", "vb_online", "vb_batch")
     target = min(final_lls(df, k).mean() for k in labels) - CONVERGED_EPS
-    cp = {k: float(np.mean([_passes_to(r, target) for _, r in df[df["label"] == k]
+    cp = {k: float(np.mean([passes_to(r, target) for _, r in df[df["label"] == k]
                             .groupby("seed")])) for k in labels}
     cs, co, cb = cp["same"], cp["vb_online"], cp["vb_batch"]
     ok = cs <= 6 and co <= 6 and cb >= 3 * max(cs, co)
     v = "reproduced" if ok else "partly" if cb > max(cs, co) else "not reproduced"
 
-    def fmt(x):
+    def passes(x):
         return "not reached by every seed" if np.isinf(x) else f"{x:.1f}"
 
     return _v("C2", dataset, v,
               f"ours (passes to first reach {target:.4f} nats/token = the lowest of the three "
-              f"methods' mean final ll − {CONVERGED_EPS}; mean over seeds): SAME {fmt(cs)}, "
-              f"VB online {fmt(co)}, VB batch {fmt(cb)}",
+              f"methods' mean final ll − {CONVERGED_EPS}; mean over seeds): SAME {passes(cs)}, "
+              f"VB online {passes(co)}, VB batch {passes(cb)}",
               "common target for all three methods; reproduced when SAME and VB online need ≤ "
               "6 passes and VB batch ≥ 3× as many (or never reaches it); partly when only the "
               "order holds", target=target, **cp)
@@ -151,34 +133,18 @@ def claim_c3(df, info, dataset=None) -> Verdict:
     v = _grade([early_cgs > early_same, end_same > end_cgs, cgs_conv >= 500])
     return _v("C3", dataset, v,
               f"ours (seed {int(same['seed'].min())}): at {x0:g} samples/word CGS "
-              f"{_fmt(early_cgs)} vs SAME {_fmt(early_same)}; at {end_x:g} samples/word CGS "
-              f"{_fmt(end_cgs)} vs SAME {_fmt(end_same)}; CGS within {CONVERGED_EPS} of its "
+              f"{fmt(early_cgs)} vs SAME {fmt(early_same)}; at {end_x:g} samples/word CGS "
+              f"{fmt(end_cgs)} vs SAME {fmt(end_same)}; CGS within {CONVERGED_EPS} of its "
               f"final ll after {cgs_conv:g} of {int(cgs['iteration'].max())} iterations",
               "three parts (early CGS lead, SAME higher at the end, CGS ≥ 500 iterations to "
               "converge); all → reproduced, some → partly",
               early=(early_cgs, early_same), end=(end_cgs, end_same), cgs_converged=cgs_conv)
 
 
-def _t1(df) -> dict:
-    return {label: row for label in METHOD_NAMES for row in table1_rows(df)
-            if row["method"] == METHOD_NAMES[label]}
-
-
-def _budget_seconds(df, label: str) -> float:
-    """Mean over seeds of the training seconds of a label's whole budget."""
-    d = df[df["label"] == label].sort_values("pass").groupby("seed")["train_seconds"].last()
-    return float(d.mean())
-
-
-def _lowest_final(df, *labels) -> float:
-    """The lowest final ll of any seed of ``labels``: a level every one of their seeds reaches."""
-    return float(min(final_lls(df, lab).min() for lab in labels))
-
-
 def claim_c4(df, info, dataset=None) -> Verdict:
     """SAME's time to converge against online VB's; where that is undefined (one never reaches
     CGS's ll), their time to a quality both reach."""
-    t1 = _t1(df)
+    t1 = table1_by_label(df)
     ts, to = t1["same"], t1["vb_online"]
     s_t, o_t = ts["s_to_converge"], to["s_to_converge"]
     backend = df[df["label"] == "same"]["backend"].iloc[0]
@@ -193,9 +159,9 @@ def claim_c4(df, info, dataset=None) -> Verdict:
         v = "reproduced"
         ours = (f"SAME converged in {s_t:.1f} s; VB online did not reach the target in every "
                 f"seed ({to['seeds_converged']}) within its budget "
-                f"({_budget_seconds(df, 'vb_online'):.1f} s); {target}")
+                f"({budget_seconds(df, 'vb_online'):.1f} s); {target}")
     else:
-        level = _lowest_final(df, "same", "vb_online")
+        level = lowest_final(df, "same", "vb_online")
         (a, _), (b, _) = mean_reach_seconds(df, "same", level), mean_reach_seconds(df, "vb_online", level)
         ratio = a / b if a is not None and b else None
         v = "not testable here" if ratio is None else (
@@ -204,32 +170,25 @@ def claim_c4(df, info, dataset=None) -> Verdict:
         ours = (f"time to converge undefined: {who} reached {target.split(': ')[1]} in every "
                 f"seed (SAME {ts['seeds_converged']}, VB online {to['seeds_converged']}), so "
                 f"judged by time to quality instead: to reach {level:.4f} nats/token (the "
-                f"lowest final ll of any seed of the two) SAME needs {_fmt(a, 1)} s, VB online "
-                f"{_fmt(b, 1)} s" + (f" (ratio {ratio:.2f})" if ratio is not None else ""))
+                f"lowest final ll of any seed of the two) SAME needs {fmt(a, 1)} s, VB online "
+                f"{fmt(b, 1)} s" + (f" (ratio {ratio:.2f})" if ratio is not None else ""))
     if backend != "cupy" and not v.startswith("not testable"):
         v = f"{v} (CPU here; the paper's claim is about GPU)"
-    return _v("C4", dataset, v, f"ours ({backend}, {_sampler_text(df, 'same')}): {ours}",
+    return _v("C4", dataset, v, f"ours ({backend}, {sampler_text(df, 'same')}): {ours}",
               "both converge: reproduced when SAME's time is under 3× online VB's; only SAME "
               "converges: reproduced; otherwise the same 3× rule on the seconds each needs to "
               "reach the lowest final ll of any seed of the two (time to quality)",
               ratio=ratio)
 
 
-def _sampler_text(df, label: str) -> str:
-    d = df[df["label"] == label]
-    if d.empty or "sampler" not in d or d["sampler"].iloc[0] is None:
-        return "sampler unknown"
-    return f"{d['sampler'].iloc[0]} sampler"
-
-
 def claim_c5(df, info, dataset=None) -> Verdict:
     """Time to converge of CGS and batch VB relative to SAME's (lower bounds if not reached);
     where SAME never reaches CGS's ll, their time to SAME's own final quality instead."""
-    t1 = _t1(df)
+    t1 = table1_by_label(df)
     ts = t1["same"]["s_to_converge"]
     by_quality = ts is None
     if by_quality:
-        level = _lowest_final(df, "same")
+        level = lowest_final(df, "same")
         ts = mean_reach_seconds(df, "same", level)[0]
         how = (f"SAME did not reach CGS's ll after {t1['same']['cgs_reference_iterations']} "
                f"iterations ({t1['same']['converge_target_ll']:.4f}) in every seed "
@@ -242,7 +201,7 @@ def claim_c5(df, info, dataset=None) -> Verdict:
     for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
         t = mean_reach_seconds(df, lab, level)[0] if by_quality else t1[lab]["s_to_converge"]
         bound = t is None
-        r = (_budget_seconds(df, lab) if bound else t) / ts
+        r = (budget_seconds(df, lab) if bound else t) / ts
         ratios[name] = {"ratio": r, "lower_bound": bound}
         parts.append(f"{name} {'> ' if bound else ''}{r:.1f}×"
                      + (" (not reached within its budget)" if bound else ""))
@@ -250,7 +209,7 @@ def claim_c5(df, info, dataset=None) -> Verdict:
     v = ("reproduced" if min(rs) >= 50 else "partly" if max(rs) > 1 else "not reproduced")
     if by_quality:
         v += " (by time to quality)"
-    return _v("C5", dataset, v, f"ours ({_sampler_text(df, 'same')}; {how}): " + ", ".join(parts)
+    return _v("C5", dataset, v, f"ours ({sampler_text(df, 'same')}; {how}): " + ", ".join(parts)
               + "; GPU CGS not run here", _C5_RULE, by_time_to_quality=by_quality, **ratios)
 
 
@@ -273,28 +232,17 @@ def claim_c6(df, info, dataset=None) -> Verdict:
                   rule)
     slow, steep = t2[100] / t2[1], t2[500] / t2[100]
     backend = df[df["label"] == "same"]["backend"].iloc[0]
-    ours = ("ours (" + backend + ", " + _sampler_text(df, info["m_runs"][100]) + "): s/pass "
+    ours = ("ours (" + backend + ", " + sampler_text(df, info["m_runs"][100]) + "): s/pass "
             + ", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(t2.items()))
             + f"; t(100)/t(1) = {slow:.2f}, t(500)/t(100) = {steep:.2f}")
     v = _grade([slow <= 2, steep >= 1.3]) if backend == "cupy" else "not testable here"
     return _v("C6", dataset, v, ours, rule, s_per_pass=t2)
 
 
-def _variant_lls(df, runs: dict, at: str = "last") -> dict:
-    """{key: per-seed ll array} for the labels of ``runs`` that have traces."""
-    out = {k: _per_seed(df, label, at) for k, label in runs.items()}
-    return {k: a for k, a in out.items() if len(a)}
-
-
-def _mean_spread(name, a) -> str:
-    return (f"{name}: {a.mean():.4f}" + (f" ± {a.std(ddof=1):.4f}" if len(a) > 1 else "")
-            + f" ({len(a)} seed{'s' if len(a) > 1 else ''})")
-
-
 def claim_c7(df, info, dataset=None) -> Verdict:
     """Final ll after the same passes for each m, over seeds, against the seed noise."""
-    fin = _variant_lls(df, info["m_runs"])
-    sd = _ref_sd(df)
+    fin = variant_lls(df, info["m_runs"])
+    sd = ref_sd(df)
     ms = sorted(fin)
     upto = [m for m in ms if m <= 100]
     rule = ("with noise = 2 standard errors of a difference of seed means: no step up in m ≤ "
@@ -304,23 +252,23 @@ def claim_c7(df, info, dataset=None) -> Verdict:
     if len(upto) < 2 or 100 not in fin:
         return _v("C7", dataset, "not testable here", "ours: m = 100 and a smaller m are needed",
                   rule)
-    mono = all(fin[b].mean() >= fin[a].mean() - _noise(fin[a], fin[b], sd)
+    mono = all(fin[b].mean() >= fin[a].mean() - noise(fin[a], fin[b], sd)
                for a, b in zip(upto, upto[1:]))
-    better = fin[100].mean() - fin[upto[0]].mean() > _noise(fin[100], fin[upto[0]], sd)
-    little = all(fin[m].mean() - fin[100].mean() <= max(CONVERGED_EPS, _noise(fin[m], fin[100], sd))
+    better = fin[100].mean() - fin[upto[0]].mean() > noise(fin[100], fin[upto[0]], sd)
+    little = all(fin[m].mean() - fin[100].mean() <= max(CONVERGED_EPS, noise(fin[m], fin[100], sd))
                  for m in ms if m > 100)
     return _v("C7", dataset, _grade([mono and better, little]),
-              f"ours ({_sampler_text(df, info['m_runs'][100])}; final ll after the same passes, "
+              f"ours ({sampler_text(df, info['m_runs'][100])}; final ll after the same passes, "
               "mean ± seed sd): "
-              + ", ".join(_mean_spread(f"m={m:g}", fin[m]) for m in ms), rule,
+              + ", ".join(mean_spread(f"m={m:g}", fin[m]) for m in ms), rule,
               final_ll={m: a.tolist() for m, a in fin.items()})
 
 
 def claim_c8(df, info, dataset=None) -> Verdict:
     """Final and first-pass ll of each annealing schedule, over seeds."""
-    final = _variant_lls(df, info["schedule_runs"])
-    early = _variant_lls(df, info["schedule_runs"], at="first")
-    sd = _ref_sd(df)
+    final = variant_lls(df, info["schedule_runs"])
+    early = variant_lls(df, info["schedule_runs"], at="first")
+    sd = ref_sd(df)
     rule = ("with noise = 2 standard errors of a difference of seed means: no schedule's mean "
             "final ll exceeds constant m's by more than the noise, and inverse-linear has the "
             "highest mean ll after the first pass, above constant's by more than the noise")
@@ -328,14 +276,14 @@ def claim_c8(df, info, dataset=None) -> Verdict:
         return _v("C8", dataset, "not testable here",
                   "ours: fewer than two schedules were run", rule)
     c = final["constant"]
-    none_better = all(a.mean() - c.mean() <= _noise(a, c, sd) for a in final.values())
+    none_better = all(a.mean() - c.mean() <= noise(a, c, sd) for a in final.values())
     inv = early.get("invlinear")
     inv_fast = (inv is not None and inv.mean() >= max(a.mean() for a in early.values())
-                and inv.mean() - early["constant"].mean() > _noise(inv, early["constant"], sd))
+                and inv.mean() - early["constant"].mean() > noise(inv, early["constant"], sd))
     return _v("C8", dataset, _grade([none_better, inv_fast]),
               "ours (mean ± seed sd): final ll " + ", ".join(
-                  _mean_spread(s, a) for s, a in final.items())
-              + "; after pass 1 " + ", ".join(_mean_spread(s, a) for s, a in early.items()),
+                  mean_spread(s, a) for s, a in final.items())
+              + "; after pass 1 " + ", ".join(mean_spread(s, a) for s, a in early.items()),
               rule, final_ll={k: a.tolist() for k, a in final.items()},
               first_pass_ll={k: a.tolist() for k, a in early.items()})
 

@@ -1,0 +1,79 @@
+"""Numbers the claim functions (:mod:`same.report.claims`) compute from one dataset's traces
+(a DataFrame from :func:`same.report.traces.load_traces`): per-seed lls, seed noise, passes and
+seconds to a level, and their text forms.  ll in nats/token, seconds of training."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .paper import CONVERGED_EPS, METHOD_NAMES
+from .tables import table1_rows
+from .traces import final_lls, first_reach
+
+__all__ = ["fmt", "mean_range", "per_seed", "noise", "ref_sd", "passes_to", "table1_by_label",
+           "budget_seconds", "lowest_final", "sampler_text", "variant_lls", "mean_spread"]
+
+
+def fmt(x, nd=4):
+    return "—" if x is None else f"{x:.{nd}f}"
+
+
+def mean_range(name, a):
+    return f"{name} {fmt(a.mean())} [{fmt(a.min())}, {fmt(a.max())}]"
+
+
+def per_seed(df, label: str, at: str = "last") -> np.ndarray:
+    """ll of each seed of ``label`` at its last (or first) checkpoint; empty if absent."""
+    d = df[df["label"] == label].sort_values("pass").groupby("seed")["ll"]
+    return (d.last() if at == "last" else d.first()).to_numpy()
+
+
+def noise(a: np.ndarray, b: np.ndarray, ref_sd: float) -> float:
+    """Two standard errors of the difference of two seed means (``ref_sd`` for a lone seed)."""
+    var = [x.var(ddof=1) if len(x) > 1 else ref_sd ** 2 for x in (a, b)]
+    return float(2 * np.sqrt(var[0] / len(a) + var[1] / len(b)))
+
+
+def ref_sd(df) -> float:
+    """Seed standard deviation of the main SAME run's final ll (the suite's noise unit)."""
+    same = final_lls(df, "same")
+    return float(same.std(ddof=1)) if len(same) > 1 else CONVERGED_EPS
+
+
+def passes_to(run, target: float) -> float:
+    p, _ = first_reach(run, target)
+    return np.inf if p is None else p
+
+
+def table1_by_label(df) -> dict:
+    return {label: row for label in METHOD_NAMES for row in table1_rows(df)
+            if row["method"] == METHOD_NAMES[label]}
+
+
+def budget_seconds(df, label: str) -> float:
+    """Mean over seeds of the training seconds of a label's whole budget."""
+    d = df[df["label"] == label].sort_values("pass").groupby("seed")["train_seconds"].last()
+    return float(d.mean())
+
+
+def lowest_final(df, *labels) -> float:
+    """The lowest final ll of any seed of ``labels``: a level every one of their seeds reaches."""
+    return float(min(final_lls(df, lab).min() for lab in labels))
+
+
+def sampler_text(df, label: str) -> str:
+    d = df[df["label"] == label]
+    if d.empty or "sampler" not in d or d["sampler"].iloc[0] is None:
+        return "sampler unknown"
+    return f"{d['sampler'].iloc[0]} sampler"
+
+
+def variant_lls(df, runs: dict, at: str = "last") -> dict:
+    """{key: per-seed ll array} for the labels of ``runs`` that have traces."""
+    out = {k: per_seed(df, label, at) for k, label in runs.items()}
+    return {k: a for k, a in out.items() if len(a)}
+
+
+def mean_spread(name, a) -> str:
+    return (f"{name}: {a.mean():.4f}" + (f" ± {a.std(ddof=1):.4f}" if len(a) > 1 else "")
+            + f" ({len(a)} seed{'s' if len(a) > 1 else ''})")
