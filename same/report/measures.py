@@ -14,11 +14,13 @@ __all__ = ["fmt", "mean_range", "per_seed", "noise", "ref_sd", "passes_to", "tab
            "budget_seconds", "lowest_final", "sampler_text", "variant_lls", "mean_spread"]
 
 
-def fmt(x, nd=4):
+def fmt(x, nd=4) -> str:
+    """``x`` with ``nd`` decimals (an ll in nats/token, or seconds), "—" for None."""
     return "—" if x is None else f"{x:.{nd}f}"
 
 
-def mean_range(name, a):
+def mean_range(name, a) -> str:
+    """"name mean [min, max]" of a per-seed array of lls (nats/token)."""
     return f"{name} {fmt(a.mean())} [{fmt(a.min())}, {fmt(a.max())}]"
 
 
@@ -41,11 +43,13 @@ def ref_sd(df) -> float:
 
 
 def passes_to(run, target: float) -> float:
+    """The pass of a run's first checkpoint with ll ≥ ``target`` (nats/token); inf if none."""
     p, _ = first_reach(run, target)
     return np.inf if p is None else p
 
 
 def table1_by_label(df) -> dict:
+    """Table 1's rows (:func:`same.report.tables.table1_rows`) keyed by run label."""
     return {label: row for label in METHOD_NAMES for row in table1_rows(df)
             if row["method"] == METHOD_NAMES[label]}
 
@@ -62,6 +66,7 @@ def lowest_final(df, *labels) -> float:
 
 
 def sampler_text(df, label: str) -> str:
+    """"summed sampler" / "nonzero sampler" as recorded in the traces of ``label``."""
     d = df[df["label"] == label]
     if d.empty or "sampler" not in d or d["sampler"].iloc[0] is None:
         return "sampler unknown"
@@ -75,5 +80,6 @@ def variant_lls(df, runs: dict, at: str = "last") -> dict:
 
 
 def mean_spread(name, a) -> str:
+    """"name: mean ± seed sd (n seeds)" of a per-seed array of lls (nats/token)."""
     return (f"{name}: {a.mean():.4f}" + (f" ± {a.std(ddof=1):.4f}" if len(a) > 1 else "")
             + f" ({len(a)} seed{'s' if len(a) > 1 else ''})")
