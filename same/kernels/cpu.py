@@ -40,11 +40,36 @@ def sddmm_csr(indptr, indices, theta, phi_t, out):  # pragma: no cover - compile
 
     indptr : (D+1,) int; indices : (nnz,) int word ids; theta : (D, K);
     phi_t : (W, K) C-contiguous (φ transposed); out : (nnz,) written in place.
+    Each μ_j is :func:`~same.kernels.elements.dot_f64`'s value bit for bit (the CUDA kernel's
+    and the evaluator's); four nonzeros of a document at a time (:func:`_dot_f64_4`).
     """
     for d in prange(indptr.shape[0] - 1):
-        for j in range(indptr[d], indptr[d + 1]):
-            out[j] = dot_f64(theta[d], phi_t[indices[j]])
+        th = theta[d]
+        j, end = indptr[d], indptr[d + 1]
+        while j + 4 <= end:
+            out[j], out[j + 1], out[j + 2], out[j + 3] = _dot_f64_4(
+                th, phi_t[indices[j]], phi_t[indices[j + 1]], phi_t[indices[j + 2]],
+                phi_t[indices[j + 3]])
+            j += 4
+        while j < end:
+            out[j] = dot_f64(th, phi_t[indices[j]])
+            j += 1
     return out
+
+
+@njit(inline="always", cache=True)
+def _dot_f64_4(a, b0, b1, b2, b3):  # pragma: no cover - compiled
+    """Four :func:`~same.kernels.elements.dot_f64` (Σ_k a_k b_k, products in the arrays'
+    precision, float64 sums in order k) interleaved: each sum is the same chain of additions,
+    but four independent chains hide the add latency that bounds one (about 2× faster)."""
+    s0, s1, s2, s3 = np.float64(0.0), np.float64(0.0), np.float64(0.0), np.float64(0.0)
+    for k in range(a.shape[0]):
+        t = a[k]
+        s0 += t * b0[k]
+        s1 += t * b1[k]
+        s2 += t * b2[k]
+        s3 += t * b3[k]
+    return s0, s1, s2, s3
 
 
 @njit(parallel=True, cache=True, nogil=True)
