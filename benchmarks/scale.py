@@ -204,7 +204,7 @@ def per_doc_bytes(step: str, n_topics: int) -> int:
 
 def _theta_in_file(step: str, n_docs: int, n_topics: int) -> bool:
     """SAME keeps θ in a mapped temporary file above THETA_MMAP_BYTES (not anonymous)."""
-    from same.sampler import THETA_MMAP_BYTES
+    from same.backend import THETA_MMAP_BYTES
 
     return step.startswith("same") and n_docs * n_topics * 4 > THETA_MMAP_BYTES
 

@@ -257,3 +257,14 @@ def minibatch_step(state: SameState, block, settings: StepSettings, theta=None):
     state = replace(state, topic_word_t=phi_t, row_total=row_total, n_steps=state.n_steps + 1,
                     n_docs_seen=docs_seen, first_docs=first_docs)
     return state, theta, rho
+
+
+def warm_up(xp, n_topics: int, settings: StepSettings, carry_theta: bool) -> None:
+    """One step of the kernels ``settings`` select on a tiny 2 × 3 block (θ carried or
+    not), so that JIT compilation happens before any timed step."""
+    import scipy.sparse as sp
+
+    tiny = sp.csr_matrix(np.array([[1, 2, 0], [0, 1, 3]], dtype=np.float32))
+    state = init_state(np.asarray(tiny.sum(axis=0)).ravel().astype(np.float64), n_topics, 0, xp)
+    theta = xp.ones((2, n_topics), dtype=np.float32) if carry_theta else None
+    minibatch_step(state, to_backend(tiny, xp), settings, theta)

@@ -12,9 +12,13 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
-           "DeviceBatches"]
+           "DeviceBatches", "doc_topic_store", "THETA_MMAP_BYTES"]
 
 BACKENDS = ("numpy", "cupy")
+#: θ of the training documents (float32, n_docs × K) above this size lives in a temporary
+#: file mapped into memory on the NumPy backend (PubMed at K=256: 8.4 GB), so that its pages
+#: can leave RAM between passes like those of a memory-mapped corpus.
+THETA_MMAP_BYTES = 1 << 30
 
 
 def get_xp(backend: str) -> types.ModuleType:
@@ -165,3 +169,17 @@ class DeviceBatches:
             if i + 1 < len(self.bounds):
                 nxt = stage(i + 1)  # overlaps with the compute queued on block i
             yield a, b, dev
+
+
+def doc_topic_store(n_docs: int, n_topics: int, xp):
+    """θ of the training documents, (n_docs, n_topics) float32 initialised to 1: a backend
+    array, or on NumPy above :data:`THETA_MMAP_BYTES` a ``np.memmap`` of an anonymous
+    temporary file (deleted when the array is)."""
+    if xp is np and n_docs * n_topics * 4 > THETA_MMAP_BYTES:
+        import tempfile
+
+        theta = np.memmap(tempfile.TemporaryFile(prefix="same-theta-"), dtype=np.float32,
+                          mode="w+", shape=(n_docs, n_topics))
+        theta[:] = 1.0
+        return theta
+    return xp.ones((n_docs, n_topics), dtype=np.float32)

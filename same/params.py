@@ -4,6 +4,7 @@ the translation of one step's parameters into :class:`same.algorithm.StepSetting
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from numbers import Integral, Real
 
@@ -11,9 +12,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .algorithm import SAMPLERS, StepSettings
 from .backend import BACKENDS
-from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at
+from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at, n_samples_at
 
-__all__ = ["PARAMETER_CONSTRAINTS", "step_settings"]
+__all__ = ["PARAMETER_CONSTRAINTS", "step_settings", "minibatch_ranges", "m_at_step"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
@@ -64,3 +65,34 @@ def step_settings(est, m_t: float, tokens: float, corpus_tokens: float | None) -
         doc_topic_prior=float(est.doc_topic_prior), topic_word_prior=beta,
         n_inner=int(est.n_inner), sampler=est.sampler, learning_rate=rate,
         keep_doc_topic=bool(est.keep_doc_topic))
+
+
+def minibatch_ranges(batch_size, n_docs: int) -> list[tuple[int, int]]:
+    """Document ranges [start, stop) of one pass's minibatches for SameLDA's ``batch_size``:
+    an int is a count, a float in (0, 1] a fraction of ``n_docs`` (rounded up), None
+    ceil(n_docs / 20)."""
+    if batch_size is None:
+        size = math.ceil(n_docs / 20)
+    elif isinstance(batch_size, Integral):
+        size = int(batch_size)
+    else:
+        size = max(1, math.ceil(float(batch_size) * n_docs))
+    return [(a, min(a + size, n_docs)) for a in range(0, n_docs, size)]
+
+
+def m_at_step(est, t_max: int | None) -> float:
+    """m for estimator ``est``'s next minibatch step (step ``est.n_batch_iter_ + 1`` of
+    ``t_max``) under its ``m_schedule`` (:func:`same.schedules.n_samples_at`).
+
+    Raises
+    ------
+    ValueError
+        A non-constant ``m_schedule`` without t_max (partial_fit without schedule_steps).
+    """
+    if est.m_schedule == "constant":
+        return float(est.n_samples)
+    if t_max is None:
+        raise ValueError(f"m_schedule={est.m_schedule!r} needs schedule_steps (t_max) when "
+                         "training with partial_fit")
+    t = est.n_batch_iter_ + 1
+    return n_samples_at(est.m_schedule, float(est.n_samples), min(t, t_max), t_max)

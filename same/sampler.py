@@ -1,9 +1,8 @@
 """``SameLDA``: the SAME Gibbs LDA sampler as a scikit-learn estimator (SPEC §2).
 
-The estimator is a loop over the pure functions of :mod:`same.algorithm`
-(paper Algorithm 3 with BIDMach's details); its parameters, through
-``_parameter_constraints``, are the single source of their defaults and
-valid values (the workflow schema and the runner are checked against them).
+The estimator is a loop over the pure functions of :mod:`same.algorithm` (paper Algorithm 3
+with BIDMach's details); its parameters (:mod:`same.params`) are the single source of their
+defaults and valid values (the workflow schema and the runner are checked against them).
 
 References: Zhao, Jiang, Canny, "SAME but Different" (arXiv 1409.5402), Alg. 3;
 BIDMach ``models/LDAgibbs.scala``, ``updaters/IncNorm.scala``, ``Samplers.cu``.
@@ -11,7 +10,6 @@ BIDMach ``models/LDAgibbs.scala``, ``updaters/IncNorm.scala``, ``Samplers.cu``.
 
 from __future__ import annotations
 
-import math
 import time
 from numbers import Integral
 
@@ -26,36 +24,15 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
-from .backend import DeviceBatches, get_xp, to_backend, to_numpy
+from .backend import DeviceBatches, doc_topic_store, get_xp, to_backend, to_numpy
 from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
 from .inference import FoldInMixin
-from .params import PARAMETER_CONSTRAINTS, step_settings
-from .schedules import n_samples_at
+from .params import PARAMETER_CONSTRAINTS, m_at_step, minibatch_ranges, step_settings
 
 __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
 
 #: (backend, sampler, keep_doc_topic) whose kernels this process has compiled already
 _WARMED: set = set()
-#: θ of the training documents (float32, n_docs × K) above this size lives in a temporary
-#: file mapped into memory on the NumPy backend (PubMed at K=256: 8.4 GB), so that its pages
-#: can leave RAM between passes like those of a memory-mapped corpus.
-THETA_MMAP_BYTES = 1 << 30
-
-
-def _doc_topic_store(n_docs: int, n_topics: int, xp):
-    """θ initialised to 1: a backend array, or on NumPy above :data:`THETA_MMAP_BYTES` a
-    ``np.memmap`` of an anonymous temporary file (deleted when the array is)."""
-    if xp is np and n_docs * n_topics * 4 > THETA_MMAP_BYTES:
-        import tempfile
-
-        theta = np.memmap(tempfile.TemporaryFile(prefix="same-theta-"), dtype=np.float32,
-                          mode="w+", shape=(n_docs, n_topics))
-        theta[:] = 1.0
-        return theta
-    return xp.ones((n_docs, n_topics), dtype=np.float32)
-
-
-
 class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """SAME (State Augmentation for Marginal Estimation) Gibbs sampler for LDA.
 
@@ -84,13 +61,11 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     learning_power : float, default=0.3
         Exponent of the "bidmach" schedule (IncNorm ``power``).
     prior_scale : {"bidmach", "paper", "paper_unscaled"}, default="bidmach"
-        s in θ = T/s + α, φ̂ = P/s + β'.  "bidmach": s = 1, β' = β (LDAgibbs.scala, the code
-        behind the paper's figures; the priors act at 1/m strength).  "paper": s = m (eq. 7)
-        with β' = β · N_t / N, N_t the minibatch's tokens and N the corpus': eq. 7 adds β
-        once to corpus-level counts, and a minibatch's P/m ≈ (N_t/N) · P_corpus/m, so this
-        φ̂ normalises to the corpus-level estimate.  "paper_unscaled": s = m, β' = β, i.e.
-        β added at full strength to every minibatch (≈ N/N_t times too strong; kept only
-        to show that artefact).
+        s in θ = T/s + α, φ̂ = P/s + β' (:func:`same.params.step_settings`).  "bidmach": s = 1,
+        β' = β (LDAgibbs.scala, behind the paper's figures; priors at 1/m strength).  "paper":
+        s = m (eq. 7), β' = β · N_t / N (minibatch tokens over corpus tokens: eq. 7 adds β once
+        to corpus-level counts).  "paper_unscaled": s = m, β' = β (≈ N/N_t times too strong;
+        kept only to show that artefact).
     m_schedule : {"constant", "linear", "log", "invlinear"}, default="constant"
         Annealing of m over the minibatch steps (:func:`same.schedules.n_samples_at`).
     schedule_steps : int or None, default=None
@@ -107,7 +82,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     sampler : {"nonzero", "summed"}, default="nonzero"
         "nonzero": Algorithm 3 as written, one Poisson draw per (nonzero, topic).
         "summed": draws T and P directly, equal in distribution at a cost independent
-        of m (:func:`same.algorithm.sweep_summed`).
+        of m (:func:`same.algorithm.sample_minibatch`).
     backend : {"numpy", "cupy"}, default="numpy"
     random_state : int, RandomState instance or None, default=None
         Seeds φ's initialisation and every sampling call's counter-based stream; an int
@@ -195,25 +170,9 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _settings(self, m_t: float, tokens: float) -> StepSettings:
         return step_settings(self, m_t, tokens, self._corpus_tokens)
 
-    def _m_at(self, t_max: int | None) -> float:
-        if self.m_schedule == "constant":
-            return float(self.n_samples)
-        if t_max is None:
-            raise ValueError(f"m_schedule={self.m_schedule!r} needs schedule_steps (t_max) when "
-                             "training with partial_fit")
-        t = self.n_batch_iter_ + 1
-        return n_samples_at(self.m_schedule, float(self.n_samples), min(t, t_max), t_max)
-
     def batches(self, n_docs: int) -> list[tuple[int, int]]:
         """Document ranges [start, stop) of the minibatches of a pass over ``n_docs`` documents."""
-        b = self.batch_size
-        if b is None:
-            size = math.ceil(n_docs / 20)
-        elif isinstance(b, Integral):
-            size = int(b)
-        else:
-            size = max(1, math.ceil(float(b) * n_docs))
-        return [(a, min(a + size, n_docs)) for a in range(0, n_docs, size)]
+        return minibatch_ranges(self.batch_size, n_docs)
 
     # ------------------------------------------------------------------ training
     def _begin(self, X: sp.csr_matrix, corpus_tokens: float | None) -> None:
@@ -225,7 +184,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                               int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
         word_counts = word_totals(X)
         self._state = algorithm.init_state(word_counts, int(self.n_topics), self.random_state_, xp)
-        self._doc_topic = (_doc_topic_store(X.shape[0], int(self.n_topics), xp)
+        self._doc_topic = (doc_topic_store(X.shape[0], int(self.n_topics), xp)
                            if self.keep_doc_topic else None)
         self._corpus_tokens = corpus_tokens
         self._order = None
@@ -235,16 +194,10 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     def _warm_up(self, xp) -> float:
         """One untimed step on a tiny block, so JIT compilation never counts as training."""
-        key = (self.backend, self.sampler, bool(self.keep_doc_topic))
-        if key in _WARMED:
+        if (key := (self.backend, self.sampler, bool(self.keep_doc_topic))) in _WARMED:
             return 0.0
         t0 = time.perf_counter()
-        K = int(self.n_topics)
-        tiny = sp.csr_matrix(np.array([[1, 2, 0], [0, 1, 3]], dtype=np.float32))
-        state = algorithm.init_state(np.asarray(tiny.sum(axis=0)).ravel().astype(np.float64),
-                                     K, 0, xp)
-        theta = xp.ones((2, K), dtype=np.float32) if self.keep_doc_topic else None
-        algorithm.minibatch_step(state, to_backend(tiny, xp), self._settings(1.0, 7.0), theta)
+        algorithm.warm_up(xp, int(self.n_topics), self._settings(1.0, 7.0), self.keep_doc_topic)
         _WARMED.add(key)
         return time.perf_counter() - t0
 
@@ -336,7 +289,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                 t0 = time.perf_counter()
                 a, b, block = next(feed)
                 self.train_seconds_ += time.perf_counter() - t0  # staging is training
-                info = self._train_step(block, self._m_at(t_max), float(tokens[i]), (a, b))
+                info = self._train_step(block, m_at_step(self, t_max), float(tokens[i]), (a, b))
                 end = i == len(bounds) - 1
                 if end:
                     self.n_iter_ = p + 1
@@ -381,7 +334,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             self._corpus_tokens = float(corpus_tokens)
         xp = get_xp(self.backend)
         block = to_backend(X.astype(np.float32), xp)
-        self._train_step(block, self._m_at(self.schedule_steps), float(X.data.sum()))
+        self._train_step(block, m_at_step(self, self.schedule_steps), float(X.data.sum()))
         self._export()
         return self
 

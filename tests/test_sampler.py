@@ -225,14 +225,14 @@ def test_keep_doc_topic_carries_theta(syn):
 def test_file_backed_theta_gives_the_same_fit(syn, sampler, monkeypatch):
     """θ above THETA_MMAP_BYTES lives in a mapped temporary file: same numbers bit for bit,
     and doc_topic_ is a read-only view of it, not a copy."""
-    import same.sampler as sampler_module
+    import same.backend as backend_module
 
     def fit():
         return SameLDA(n_topics=K, n_samples=7, max_iter=2, sampler=sampler,
                        random_state=1).fit(syn.counts)
 
     ref = fit()
-    monkeypatch.setattr(sampler_module, "THETA_MMAP_BYTES", 0)
+    monkeypatch.setattr(backend_module, "THETA_MMAP_BYTES", 0)
     mapped = fit()
     assert isinstance(mapped._doc_topic, np.memmap) and not isinstance(ref._doc_topic, np.memmap)
     np.testing.assert_array_equal(mapped.topic_word_, ref.topic_word_)
