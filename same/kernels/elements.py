@@ -36,8 +36,8 @@ INVERSION_MAX = 10.0
 _RECIP = np.array([0.0] + [1.0 / i for i in range(1, 64)])
 #: log k! for k < 1024 (PTRS's squeeze; λ up to ~900 stays in the table)
 _LOG_FACTORIAL = np.array([math.lgamma(k + 1.0) for k in range(1024)])
-#: Pooled events: a count per event below n = 2K / this bound, else a guide table.
-_LOG2_TOPICS_BOUND = 8
+#: Pooled events: a guide table once there is an event per this many topics (n ≥ K / 4).
+_TOPICS_PER_EVENT_GUIDE = 4
 
 
 @njit(inline="always", cache=True)
@@ -160,7 +160,7 @@ def _split_pooled(n, pooled, cum, guide, cat_key, ctr, z):  # pragma: no cover -
     (Chen & Asau 1974), O(K + n).  Event e uses uniform ``ctr + e`` of stream ``cat_key``.
     """
     n_topics = cum.shape[0]
-    if n * _LOG2_TOPICS_BOUND < 2 * n_topics:
+    if n * _TOPICS_PER_EVENT_GUIDE < n_topics:
         for e in range(n):
             z[_categorical(uniform(cat_key, ctr + np.uint64(e)) * pooled, cum, n_topics)] += 1
         return
