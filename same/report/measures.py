@@ -25,9 +25,11 @@ def mean_range(name, a) -> str:
 
 
 def per_seed(df, label: str, at: str = "last") -> np.ndarray:
-    """ll of each seed of ``label`` at its last (or first) checkpoint; empty if absent."""
-    d = df[df["label"] == label].sort_values("pass").groupby("seed")["ll"]
-    return (d.last() if at == "last" else d.first()).to_numpy()
+    """ll of each seed of ``label`` at its last (:func:`~same.report.traces.final_lls`) or
+    first checkpoint; empty if absent."""
+    if at == "last":
+        return final_lls(df, label)
+    return df[df["label"] == label].sort_values("pass").groupby("seed")["ll"].first().to_numpy()
 
 
 def noise(a: np.ndarray, b: np.ndarray, ref_sd: float) -> float:
