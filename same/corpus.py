@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import struct
 import warnings
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import atomic_write
+from .artefact import ArtefactError, csr_from_parts, npz_memmap, open_npz, save_npz
 from .docword import CorpusFormatError, CorpusNotFoundError, read_docword, read_vocab
 from .download import cache_dir, fetch
 
@@ -182,62 +180,26 @@ def _fingerprint(path: Path) -> str:
 
 
 def _save_cache(path: Path, counts: sp.csr_matrix, fingerprint: str) -> None:
-    def write(f):
-        np.savez(f, data=counts.data, indices=counts.indices, indptr=counts.indptr,
-                 shape=np.asarray(counts.shape, dtype=np.int64),
-                 fingerprint=np.asarray(fingerprint))
-
-    atomic_write(path, write)
-
-
-def npz_memmap(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
-    """Memory-map every array of an uncompressed ``.npz`` (as written by ``np.savez``).
-
-    Returns {name: read-only np.memmap}, or None when a member is compressed (then it must be
-    read instead).  Pages are read from disk on first touch and can be dropped by the kernel,
-    so a corpus larger than RAM can be trained on in document order.
-    """
-    out = {}
-    with zipfile.ZipFile(path) as zf, open(path, "rb") as f:
-        for info in zf.infolist():
-            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
-                return None
-            f.seek(info.header_offset)
-            local = f.read(30)
-            name_len, extra_len = struct.unpack("<HH", local[26:30])
-            f.seek(info.header_offset + 30 + name_len + extra_len)
-            version = np.lib.format.read_magic(f)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, fortran, dtype = read_header(f)
-            if dtype.hasobject:
-                return None
-            name = info.filename[:-4]
-            if int(np.prod(shape)) == 0 or dtype.itemsize == 0:
-                out[name] = np.zeros(shape, dtype=dtype)
-            else:
-                out[name] = np.memmap(path, dtype=dtype, mode="r", offset=f.tell(), shape=shape,
-                                      order="F" if fortran else "C")
-    return out
+    save_npz(path, {"data": counts.data, "indices": counts.indices, "indptr": counts.indptr,
+                    "shape": np.asarray(counts.shape, dtype=np.int64),
+                    "fingerprint": np.asarray(fingerprint)})
 
 
 def _load_cache(path: Path, fingerprint: str, mmap: bool = False) -> sp.csr_matrix | None:
+    """The parsed counts of a cache file, or None when it is absent, stale (another source
+    file) or fails any check (seal, structure): derived data is rebuilt, never trusted."""
     if not path.is_file():
         return None
     try:
-        mapped = npz_memmap(path) if mmap else None
-        with np.load(path, allow_pickle=False) as z:
-            if mapped is not None:
-                z = mapped
-            if str(z["fingerprint"]) != fingerprint:
-                return None
-            shape = tuple(int(s) for s in z["shape"])
-            counts = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
-        counts.check_format(full_check=False)
-        return counts
-    except Exception as exc:  # any unreadable cache is rebuilt, never trusted
-        warnings.warn(f"{path}: unreadable parsed-corpus cache ({type(exc).__name__}: {exc}); "
-                      "rebuilding it", CacheWarning, stacklevel=3)
+        z = open_npz(path, "parsed-corpus cache", "rebuilding it",
+                     ("fingerprint", "data", "indices", "indptr", "shape"), mmap=mmap)
+        if str(z["fingerprint"]) != fingerprint:
+            return None
+        return csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
+    except ArtefactError as exc:
+        msg = str(exc).removeprefix(f"{path}: ").removesuffix("; rebuilding it")
+        warnings.warn(f"{path}: unreadable parsed-corpus cache ({msg}); rebuilding it",
+                      CacheWarning, stacklevel=3)
         return None
 
 

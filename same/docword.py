@@ -250,6 +250,10 @@ def read_docword(path: str | os.PathLike, allow_recount: bool = False,
 def read_vocab(path: str | os.PathLike, n_words: int | None = None) -> list[str]:
     """Read ``vocab.X.txt`` (one word per line, line i = word id i).
 
+    Lines end at ``\n`` only (a ``\r`` before it is dropped): a word may hold any other
+    character, U+2028 or a form feed included, which :meth:`str.splitlines` would take as a
+    line break and so shift every later word id.
+
     Raises
     ------
     CorpusFormatError
@@ -261,7 +265,10 @@ def read_vocab(path: str | os.PathLike, n_words: int | None = None) -> list[str]
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise CorpusFormatError(f"{path}, line {line}: not valid UTF-8") from exc
-    words = text.splitlines()
+    words = text.split("\n")
+    if words and words[-1] == "":  # the file's final newline ends the last line
+        words.pop()
+    words = [w.removesuffix("\r") for w in words]
     if n_words is not None and len(words) != n_words:
         raise CorpusFormatError(
             f"{path}: vocabulary has {len(words)} lines but the docword header says W={n_words}")

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from .corpus import atomic_write
+from .atomic import atomic_write
 
 __all__ = ["provenance", "write_json"]
 

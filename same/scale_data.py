@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import atomic_write
+from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import REGISTRY, Corpus
 from .synthetic import SyntheticLDA
 
@@ -108,6 +108,9 @@ def _normalise_rows(a: np.ndarray, rng) -> None:
 
 
 def _check_spec(name: str, spec: dict) -> dict:
+    if name in REGISTRY:  # its outputs would go where the real corpus's do (results/<name>/)
+        raise ValueError(f"synthetic dataset {name!r}: {name!r} is the name of a UCI corpus "
+                         f"({', '.join(REGISTRY)}); give the synthetic dataset another name")
     if not isinstance(spec, dict):
         raise ValueError(f"synthetic dataset {name!r}: spec must be a mapping, got {spec!r}")
     unknown = sorted(set(spec) - set(SPEC_KEYS))
@@ -158,37 +161,46 @@ def describe(name: str, spec: dict) -> str:
             f"{s['n_topics']} true topics)")
 
 
+_REMEDY = "rerun `same-lda synthesize` to rewrite it"
+
+
 def save_synthetic(path: str | os.PathLike, syn: SyntheticLDA, name: str, spec: dict) -> None:
-    """Write a synthetic corpus and its true topics (float32) atomically as ``.npz``."""
+    """Write a synthetic corpus and its true topics (float32) atomically as a sealed ``.npz``
+    (:func:`same.artefact.save_npz`)."""
     X = syn.counts
-    atomic_write(Path(path), lambda f: np.savez(
-        f, data=X.data, indices=X.indices, indptr=X.indptr,
-        shape=np.asarray(X.shape, dtype=np.int64),
-        topic_word=syn.topic_word.astype(np.float32),
-        meta=np.asarray(json.dumps({"name": name, "spec": spec}))))
+    save_npz(Path(path), {"data": X.data, "indices": X.indices, "indptr": X.indptr,
+                          "shape": np.asarray(X.shape, dtype=np.int64),
+                          "topic_word": syn.topic_word.astype(np.float32),
+                          "meta": np.asarray(json.dumps({"name": name, "spec": spec}))})
 
 
 def load_synthetic(path: str | os.PathLike) -> tuple[Corpus, np.ndarray]:
-    """Read a file written by :func:`save_synthetic`: (Corpus, true topic_word (K, W) float64).
+    """Read a file written by :func:`save_synthetic`: (Corpus, true topic_word (K, W) float64),
+    after checking its seal and its arrays (CSR structure, topics finite, ≥ 0, K × W).
 
     Raises
     ------
     FileNotFoundError
         No such file.
-    ValueError
-        Not a synthetic-corpus file (names the path and what is missing).
+    ValueError (same.artefact.ArtefactError)
+        Not a sealed synthetic-corpus file, seal mismatch, or malformed arrays (one line
+        naming the path and the fault).
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such synthetic corpus file")
-    try:
-        with np.load(path, allow_pickle=False) as z:
+    with remedied(_REMEDY):
+        z = open_npz(path, "synthetic corpus file", _REMEDY,
+                     ("meta", "data", "indices", "indptr", "shape", "topic_word"))
+        try:
             meta = json.loads(str(z["meta"]))
-            X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]),
-                              shape=tuple(int(s) for s in z["shape"]))
-            phi = z["topic_word"].astype(np.float64)
-    except (KeyError, ValueError, OSError) as exc:
-        raise ValueError(f"{path}: not a synthetic corpus written by `same-lda synthesize` "
-                         f"({type(exc).__name__}: {exc})") from None
+            if not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
+                raise ValueError("no dataset name")
+        except ValueError as exc:
+            raise ArtefactError(f"{path}: unreadable synthetic corpus metadata ({exc})") from None
+        X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
+        phi = check_array(z["topic_word"], "topic_word", str(path), ndim=2, kind="f")
+        if phi.shape[1] != X.shape[1] or not (phi.sum(axis=1) > 0).all():
+            raise ArtefactError(f"{path}: topic_word of shape {phi.shape} does not fit "
+                                f"{X.shape[1]} words with positive rows")
+    phi = phi.astype(np.float64)
     phi /= phi.sum(axis=1, keepdims=True)
     return Corpus(name=meta["name"], counts=X, source=str(path), meta=meta), phi

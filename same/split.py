@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .corpus import Corpus, atomic_write, npz_memmap, vocab_checksum
+from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
+from .corpus import Corpus, vocab_checksum
 
 __all__ = ["HeldOutSplit", "SplitIntegrityError", "make_split", "load_split", "train_subset"]
 
@@ -30,10 +31,14 @@ _SUBSET_SALT = 0x5CA1E
 _HASH_BLOCK = 1 << 20
 
 
-class SplitIntegrityError(ValueError):
-    """A split artifact is unreadable, or its content does not match its checksum."""
+class SplitIntegrityError(ArtefactError):
+    """A split artifact is unreadable, fails its seal or checksum, or holds malformed arrays."""
 
 
+_REMEDY = "rerun `same-lda split` to rewrite it"
+_MATRICES = ("train", "test_observed", "test_heldout")
+_KEYS = ("meta", "train_docs", "test_docs",
+         *(f"{m}_{p}" for m in _MATRICES for p in ("data", "indices", "indptr", "shape")))
 
 @dataclass
 class HeldOutSplit:
@@ -84,8 +89,9 @@ class HeldOutSplit:
         return h.hexdigest()
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write the split atomically as an uncompressed ``.npz`` (so that
-        :func:`load_split` can memory-map it); returns its checksum."""
+        """Write the split atomically as a sealed, uncompressed ``.npz``
+        (:func:`same.artefact.save_npz`; :func:`load_split` can memory-map it); returns its
+        checksum."""
         digest = self.checksum()
         arrays: dict[str, np.ndarray] = {
             "train_docs": self.train_docs, "test_docs": self.test_docs,
@@ -98,7 +104,7 @@ class HeldOutSplit:
             arrays[f"{name}_indices"] = m.indices
             arrays[f"{name}_indptr"] = m.indptr
             arrays[f"{name}_shape"] = np.asarray(m.shape, dtype=np.int64)
-        atomic_write(Path(path), lambda f: np.savez(f, **arrays))
+        save_npz(Path(path), arrays)
         return digest
 
 
@@ -166,41 +172,55 @@ def _hash_int64(h, a: np.ndarray) -> None:
 
 
 def load_split(path: str | os.PathLike, mmap: bool = False) -> HeldOutSplit:
-    """Read a split written by :meth:`HeldOutSplit.save` and verify its checksum.
+    """Read a split written by :meth:`HeldOutSplit.save`, checked before use.
 
-    ``mmap=True`` memory-maps the arrays instead of reading them (splits written before
-    splits were stored uncompressed are read as before); training then reads each minibatch
-    from disk, so the corpus need not fit in RAM.
+    Checked, in order: the file's SHA-256 seal (:func:`same.artefact.open_npz`), the structure
+    of its three CSR matrices (:func:`same.artefact.csr_from_parts`: monotone ``indptr``,
+    indices < W, sorted rows, counts ≥ 0), that they share W and that the document index
+    arrays match their rows, and the content checksum stored in its metadata.
+
+    ``mmap=True`` memory-maps the arrays of a split of at least
+    :data:`same.artefact.MMAP_MIN_BYTES` instead of reading them (training then reads each
+    minibatch from disk, so the corpus need not fit in RAM); a smaller split is read.
 
     Raises
     ------
     FileNotFoundError
         No such file.
     SplitIntegrityError
-        Unreadable file, missing arrays, or content not matching the stored checksum.
+        Unsealed, seal or checksum mismatch, unreadable, missing arrays, or malformed
+        arrays: one line naming the file and the fault.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such split file")
-    try:
-        mapped = npz_memmap(path) if mmap else None
-        with np.load(path, allow_pickle=False) as z:
-            if mapped is not None:
-                z = mapped
-            corpus, seed, frac, vsha, digest = (str(x) for x in z["meta"])
-            mats = {}
-            for name in ("train", "test_observed", "test_heldout"):
-                shape = tuple(int(s) for s in z[f"{name}_shape"])
-                mats[name] = sp.csr_matrix(
-                    (z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]), shape=shape)
-            split = HeldOutSplit(train_docs=z["train_docs"], test_docs=z["test_docs"],
-                                 corpus=corpus, seed=int(seed), test_fraction=float(frac),
-                                 vocab_sha256=vsha, **mats)
-    except Exception as exc:
-        raise SplitIntegrityError(f"{path}: unreadable split artifact ({type(exc).__name__}: "
-                                  f"{exc})") from exc
+    with remedied(_REMEDY, SplitIntegrityError):
+        z = open_npz(path, "split file", _REMEDY, _KEYS, mmap=mmap)
+        where = str(path)
+        meta = check_array(z["meta"], "meta", where, ndim=1, kind="U")
+        if meta.size != 5:
+            raise ArtefactError(f"{where}: meta holds {meta.size} fields, expected 5")
+        corpus, seed, frac, vsha, digest = (str(x) for x in meta)
+        try:
+            seed, frac = int(seed), float(frac)
+        except ValueError as exc:
+            raise ArtefactError(f"{where}: unreadable split metadata ({exc})") from None
+        mats = {name: csr_from_parts(z[f"{name}_data"], z[f"{name}_indices"],
+                                     z[f"{name}_indptr"], z[f"{name}_shape"],
+                                     f"{where}: {name}") for name in _MATRICES}
+        docs = {name: check_array(z[name], name, where, ndim=1, kind="i")
+                for name in ("train_docs", "test_docs")}
+        if len({m.shape[1] for m in mats.values()}) != 1:
+            raise ArtefactError(f"{where}: the matrices disagree on the number of words "
+                                f"({', '.join(str(m.shape[1]) for m in mats.values())})")
+        if (mats["test_observed"].shape != mats["test_heldout"].shape
+                or docs["test_docs"].size != mats["test_observed"].shape[0]
+                or docs["train_docs"].size != mats["train"].shape[0]):
+            raise ArtefactError(f"{where}: document lists and matrix rows disagree")
+        split = HeldOutSplit(train_docs=docs["train_docs"], test_docs=docs["test_docs"],
+                             corpus=corpus, seed=seed, test_fraction=frac,
+                             vocab_sha256=vsha, **mats)
     if split.checksum() != digest:
-        raise SplitIntegrityError(f"{path}: content does not match its checksum {digest}")
+        raise SplitIntegrityError(f"{path}: content does not match its checksum {digest}; "
+                                  f"{_REMEDY}")
     return split
 
 

@@ -176,6 +176,16 @@ def test_vocab_not_utf8(tmp_path):
         corpus.read_vocab(p)
 
 
+def test_vocab_word_with_a_unicode_line_separator_keeps_its_id(tmp_path):
+    """Item 14: a word holding U+2028 or a form feed shifted every later word (lines were split
+    on Unicode line boundaries).  Lines end at newline only; CRLF files still read."""
+    p = tmp_path / "vocab.odd.txt"
+    p.write_bytes("alpha\nbe\u2028ta\ngam\x0cma\ndelta\r\nomega\n".encode())
+    assert corpus.read_vocab(p, 5) == ["alpha", "be\u2028ta", "gam\x0cma", "delta", "omega"]
+    p.write_bytes(b"alpha\nbeta")  # no final newline
+    assert corpus.read_vocab(p, 2) == ["alpha", "beta"]
+
+
 def test_missing_file_offline(tmp_path, monkeypatch, cache_path):
     monkeypatch.setenv("SAME_DATA_DIR", str(tmp_path))  # empty directory
     with pytest.raises(CorpusNotFoundError) as err:
@@ -234,8 +244,10 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
         f.write(b"partial")
         raise RuntimeError("disk full")
 
+    from same.atomic import atomic_write
+
     with pytest.raises(RuntimeError, match="disk full"):
-        corpus.atomic_write(target, boom)
+        atomic_write(target, boom)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -91,7 +91,8 @@ def test_save_load_round_trip(tmp_path):
     assert corpus.name == "toy" and (corpus.counts != syn.counts).nnz == 0
     np.testing.assert_allclose(phi, syn.topic_word, rtol=1e-6)  # stored as float32
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="bad.npz: not a synthetic corpus"):
+    with pytest.raises(ValueError, match=r"bad.npz: not a sealed synthetic corpus file \(no "
+                                         r"SHA-256 seal"):
         load_synthetic(tmp_path / "bad.npz")
 
 

@@ -61,15 +61,21 @@ def test_tampered_split_is_rejected(tmp_path, counts):
     s = make_split(counts, 0.1, seed=4)
     path = tmp_path / "split.npz"
     s.save(path)
+    from same.artefact import save_npz
+
     with np.load(path) as z:
         arrays = dict(z)
     arrays["test_heldout_data"] = arrays["test_heldout_data"].copy()
     arrays["test_heldout_data"][0] += 1
-    np.savez_compressed(path, **arrays)
-    with pytest.raises(SplitIntegrityError, match=r"split\.npz: content does not match its checksum"):
+    save_npz(path, arrays)  # edited, then sealed again: the content checksum still objects
+    with pytest.raises(SplitIntegrityError, match=r"split\.npz: content does not match its "
+                                                  r"checksum [0-9a-f]{64}; rerun `same-lda split`"):
+        load_split(path)
+    np.savez_compressed(path, **arrays)  # written by another program: no seal
+    with pytest.raises(SplitIntegrityError, match=r"split\.npz: not a sealed split file"):
         load_split(path)
     path.write_bytes(b"not a zip")
-    with pytest.raises(SplitIntegrityError, match=r"split\.npz: unreadable split artifact"):
+    with pytest.raises(SplitIntegrityError, match=r"split\.npz: not a sealed split file"):
         load_split(path)
     with pytest.raises(FileNotFoundError, match=r"nope\.npz: no such split file"):
         load_split(tmp_path / "nope.npz")
@@ -135,15 +141,20 @@ def _is_mapped(a) -> bool:
     return isinstance(a, mmap.mmap)
 
 
-def test_mmap_load_equals_read_and_maps_the_arrays(tmp_path):
+def test_mmap_load_equals_read_and_maps_the_arrays(tmp_path, monkeypatch):
+    """A split of at least MMAP_MIN_BYTES is mapped when mmap=True; a smaller one is read
+    (an outside in-place change cannot then pull pages from under a fit)."""
     import scipy.sparse as sp
 
+    import same.artefact
     from same.split import make_split
 
     X = sp.random(200, 50, density=0.2, format="csr", random_state=0, dtype=np.float64)
     X.data = np.ceil(X.data * 5)
     split = make_split(X, 0.1, seed=3)
     digest = split.save(tmp_path / "s.npz")
+    assert not _is_mapped(load_split(tmp_path / "s.npz", mmap=True).train.data)  # small: read
+    monkeypatch.setattr(same.artefact, "MMAP_MIN_BYTES", 0)
     mapped = load_split(tmp_path / "s.npz", mmap=True)
     read = load_split(tmp_path / "s.npz")
     assert mapped.checksum() == read.checksum() == digest
@@ -152,21 +163,23 @@ def test_mmap_load_equals_read_and_maps_the_arrays(tmp_path):
     assert (mapped.train != read.train).nnz == 0
 
 
-def test_mmap_falls_back_to_reading_a_compressed_split(tmp_path):
+def test_mmap_falls_back_to_reading_a_compressed_split(tmp_path, monkeypatch):
     import scipy.sparse as sp
 
+    import same.artefact
     from same.split import make_split
 
+    monkeypatch.setattr(same.artefact, "MMAP_MIN_BYTES", 0)
     X = sp.csr_matrix(np.arange(1, 41, dtype=np.int32).reshape(8, 5))
     split = make_split(X, 0.25, seed=0)
     digest = split.save(tmp_path / "s.npz")
-    with np.load(tmp_path / "s.npz") as z:  # as splits were written before (compressed)
-        np.savez_compressed(tmp_path / "old.npz", **dict(z))
+    with np.load(tmp_path / "s.npz") as z:  # compressed members cannot be mapped
+        same.artefact.save_npz(tmp_path / "old.npz", dict(z), compress=True)
     old = load_split(tmp_path / "old.npz", mmap=True)
     assert old.checksum() == digest and not _is_mapped(old.train.data)
 
 
-def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path):
+def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path, monkeypatch):
     """SAME trained on a memory-mapped split allocates far less than the training CSR: the
     corpus is read minibatch by minibatch from the file (tracemalloc sees every NumPy
     allocation, not the file-backed pages)."""
@@ -181,6 +194,9 @@ def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path):
     X = sp.random(20_000, 400, density=0.25, format="csr", random_state=rng, dtype=np.float64)
     X.data = np.ceil(X.data * 3)
     make_split(X.astype(np.int32), 0.05, seed=0).save(tmp_path / "s.npz")
+    import same.artefact
+
+    monkeypatch.setattr(same.artefact, "MMAP_MIN_BYTES", 0)  # map it as a paper-scale split
     split = load_split(tmp_path / "s.npz", mmap=True)
     csr_bytes = split.train.data.nbytes + split.train.indices.nbytes + split.train.indptr.nbytes
     model = SameLDA(n_topics=4, n_samples=5, max_iter=1, sampler="summed", random_state=0)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..corpus import atomic_write
+from ..atomic import atomic_write
 from .paper import METHOD_NAMES
 from .traces import first_seed
 

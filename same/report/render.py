@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..corpus import atomic_write
+from ..atomic import atomic_write
 from .claims import Verdict, claim_c9, judge_dataset
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of

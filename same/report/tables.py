@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..corpus import atomic_write
+from ..atomic import atomic_write
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
 from .traces import (
     final_ll,
