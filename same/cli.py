@@ -8,6 +8,7 @@
         "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_samples": 100}}' \\
         --split results/kos/split.npz --out results/kos/same/K64/seed0
     same-lda score --model results/kos/same/K64/seed0/model.npz --split results/kos/split.npz
+    same-lda check results/kos/split.npz results/kos/same/K64/seed0
 
 A user's mistake (unknown corpus, bad spec, missing or corrupt file) ends in one
 line on stderr naming what was wrong, and exit status 2.
@@ -37,7 +38,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
     sub = ap.add_subparsers(dest="command", required=True,
-                            metavar="{split,synthesize,fit,score}")
+                            metavar="{split,synthesize,fit,score,check}")
 
     sp_ = sub.add_parser("split", help="make the held-out split artifact of a corpus",
                          formatter_class=_Formatter)
@@ -73,6 +74,14 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                         formatter_class=_Formatter)
     sc.add_argument("--model", required=True, help="model.npz written by `fit`")
     sc.add_argument("--split", required=True, help="split artifact made by `split`")
+    sc.add_argument("--allow-other-split", action="store_true",
+                    help="score on a split other than the model's training split (same "
+                         "vocabulary): its test documents may be training documents of the model")
+    ck = sub.add_parser("check", help="verify artefacts (split, model, synthetic corpus, parsed "
+                        "cache, run folder or trace.csv) without using them: one JSON line each",
+                        formatter_class=_Formatter)
+    ck.add_argument("paths", nargs="+", metavar="PATH",
+                    help="a .npz written by same-lda, a run folder, or a run's trace.csv")
     return ap
 
 
@@ -119,10 +128,16 @@ def _run(args) -> None:
 
         spec = _read_spec(args.spec)
         print(run(spec, args.split, args.out, progress=not args.no_progress))
+    elif args.command == "check":
+        from .check import check_artefact
+
+        for path in args.paths:
+            print(json.dumps({"path": path, "artefact": check_artefact(path), "ok": True}))
     else:
         from .runner import score_model
 
-        print(json.dumps(score_model(args.model, args.split).as_dict()))
+        print(json.dumps(score_model(args.model, args.split,
+                                     allow_other_split=args.allow_other_split).as_dict()))
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -131,19 +146,23 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     from .split import SplitIntegrityError
 
     args = build_parser(prog).parse_args(argv)
-    # SIGTERM (a scheduler's kill, Snakemake's cancel) unwinds like Ctrl-C, so a run being
-    # written removes its temporary directory; SIGKILL leaves it, and the next run of the
-    # same output removes it (same.runner).
+    # SIGTERM (a scheduler's kill, Snakemake's cancel) and SIGINT (Ctrl-C) unwind, so a run
+    # being written removes its temporary directory, and end in one line (exit 143 / 130), not
+    # a traceback; SIGKILL leaves the temporary directory, and the next run of the same output
+    # removes it (same.rundir).
     _received.clear()
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     try:
         _run(args)
     except BaseException as exc:
         if _received:  # terminated: whatever the SystemExit became on its way up (below)
+            print(f"{prog}: stopped by {signal.Signals(_received[0]).name}", file=sys.stderr)
             return 128 + _received[0]
         if isinstance(exc, (ValueError, CorpusNotFoundError, CorpusFormatError,
-                            SplitIntegrityError, OSError)):  # OSError: missing, unreadable
-            print(f"{prog}: error: {exc}", file=sys.stderr)  # or unwritable files, full disk
+                            SplitIntegrityError, OSError, MemoryError)):  # OSError: missing,
+            msg = " ".join(str(exc).split()) or type(exc).__name__  # unreadable or unwritable
+            print(f"{prog}: error: {msg}", file=sys.stderr)  # files, full disk
             return 2
         raise
     return 0
@@ -153,7 +172,7 @@ _received: list[int] = []  # the signal that asked this process to stop, once re
 
 
 def _terminate(signum, frame):
-    """SIGTERM handler: unwind (``finally`` and ``except BaseException`` cleanups run).
+    """SIGTERM and SIGINT handler: unwind (``finally`` and ``except BaseException`` cleanups run).
 
     The SystemExit is raised wherever the main thread is, which may be a Python callback of
     compiled code: numba then reports ``SystemError: ... returned a result with an exception

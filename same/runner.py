@@ -7,39 +7,46 @@ and writes into ``out_dir`` (by convention ``results/<dataset>/<label>/K<K>/seed
 - ``trace.csv``: one row per checkpoint: pass, iteration, tokens_seen,
   samples_per_word, train_seconds (evaluation and JIT compilation excluded), ll, perplexity,
   ll_bidmach, eval_seconds, native_score (the library's own score, secondary);
-- ``model.npz``: φ (float32), α, β, the split's vocabulary checksum;
-- ``meta.json``: settings, threads, machine, versions, commit, split checksum.
+- ``model.npz``: φ (float32), α, β, the split's vocabulary checksum and content checksum,
+  sealed (:func:`same.artefact.save_npz`);
+- ``meta.json``: settings, threads, machine, versions, commit, split checksum, the trace's
+  SHA-256.
 
 The three files are written into a temporary directory that is renamed to
-``out_dir`` only when complete, so a killed run leaves no partial output.
+``out_dir`` only when complete, so a killed run leaves no partial output; ``out_dir`` is
+replaced only when it is empty or a previous output of ours (:mod:`same.rundir`).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
-import shutil
-import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
+from .artefact import ArtefactError, check_array, open_npz, remedied, save_npz
 from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
+from .rundir import RUN_KIND, TRACE_COLUMNS, trace_text, writing_run_dir
 from .runs import RunSpec
 from .split import HeldOutSplit, load_split, train_subset
 
 __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",
-           "ModelIntegrityError"]
+           "ModelIntegrityError", "usable_threads"]
 
-TRACE_COLUMNS = ("method", "label", "pass", "iteration", "tokens_seen", "samples_per_word",
-                 "train_seconds", "ll", "perplexity", "ll_bidmach", "eval_seconds",
-                 "native_score", "compile_seconds")
+
+def usable_threads(requested: int) -> int:
+    """Threads a run gets: ``requested``, at most the CPUs this process may run on
+    (``os.sched_getaffinity``), so that BLAS, numba and tomotopy never oversubscribe."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(int(requested), cpus))
 
 
 def _pin_threads(n: int):
@@ -47,7 +54,7 @@ def _pin_threads(n: int):
 
     from .kernels.cpu import set_threads
 
-    set_threads(min(n, os.cpu_count() or n))
+    set_threads(n)
     return threadpool_limits(limits=n)
 
 
@@ -75,7 +82,7 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
         bar = tqdm(total=spec.budget, desc=f"{label} K={spec.n_topics} seed={spec.seed}",
                    unit="iter" if spec.method == "cgs" else "pass")
     rows, phi = [], None
-    with _pin_threads(spec.threads):
+    with _pin_threads(spec.threads):  # already capped by usable_threads
         pools = [{k: d.get(k) for k in ("internal_api", "num_threads")} for d in threadpool_info()]
         for phi, info in checkpoints(split.train, spec, points):
             rows.append(_trace_row(spec, label, phi, info, split))
@@ -94,7 +101,9 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
 
     ``points``: the passes (CGS: iterations) to score, default
     :func:`same.methods.eval_points` of the budget (only the budget when ``spec.checkpoints``
-    is "final").
+    is "final").  ``spec.threads`` is capped at the usable CPUs (:func:`usable_threads`;
+    meta.json records both).  ``out_dir`` is checked before training and written as
+    :mod:`same.rundir` says (never replacing anything but an earlier output of ours).
 
     Returns
     -------
@@ -104,24 +113,31 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     ------
     ValueError
         Unknown method or parameter, or invalid settings (named).
+    same.rundir.RunDirError
+        ``out_dir`` is the working folder, holds an input, or holds files we did not write.
     FileNotFoundError, same.split.SplitIntegrityError
         Missing or corrupted split artifact.
     """
+    from .rundir import check_out_dir
+
     spec.validate()
-    split_path = None
-    if not isinstance(split, HeldOutSplit):
-        split_path = str(split)
-        split = load_split(split, mmap=True)  # minibatches read from disk: any corpus size
+    split_path = None if isinstance(split, HeldOutSplit) else str(split)
+    check_out_dir(out_dir, [split_path])  # before hours of training, and again when renaming
+    if split_path is not None:
+        split = load_split(split, mmap=True)  # a paper-scale split is read from disk
     split_sha = split.checksum()
     split = train_subset(split, spec.train_fraction)
     label = spec.label or spec.method
     if points is None and spec.checkpoints == "final":
         points = [spec.budget]
+    used = replace(spec, threads=usable_threads(spec.threads))
     wall0 = time.perf_counter()
-    rows, phi, pools = _train_and_score(spec, split, label, progress, points)
+    rows, phi, pools = _train_and_score(used, split, label, progress, points)
     from .kernels.cpu import set_threads
 
+    trace = trace_text(rows)
     meta = provenance({
+        "artefact": RUN_KIND,
         "dataset": dataset or split.corpus,
         "label": label,
         "settings": asdict(spec),
@@ -132,95 +148,84 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
                   "n_words": int(split.train.shape[1]),
                   "n_train_tokens": int(round(float(split.train.sum()))),
                   "n_test_docs": int(split.test_observed.shape[0])},
-        "threads": {"requested": spec.threads, "numba": set_threads(None), "threadpools": pools,
-                    "tomotopy_workers": spec.threads if spec.method == "cgs" else None},
+        "threads": {"requested": spec.threads, "used": used.threads, "numba": set_threads(None),
+                    "threadpools": pools,
+                    "tomotopy_workers": used.threads if spec.method == "cgs" else None},
         "evaluator": {"fold_in_iters": FOLD_IN_ITERS, "bidmach_inner": BIDMACH_INNER},
         "wall_seconds": time.perf_counter() - wall0,
         "final": rows[-1] if rows else None,
+        "trace_sha256": hashlib.sha256(trace.encode()).hexdigest(),
     })
-    _write_outputs(Path(out_dir), rows, phi, spec, split, meta)
+    model = {"topic_word": phi.astype(np.float32),
+             "doc_topic_prior": np.float64(spec.doc_topic_prior),
+             "topic_word_prior": np.float64(spec.topic_word_prior),
+             "vocab_sha256": np.asarray(split.vocab_sha256),
+             "split_sha256": np.asarray(split_sha), "method": np.asarray(spec.method)}
+    with writing_run_dir(out_dir, [split_path]) as tmp:
+        (tmp / "trace.csv").write_bytes(trace.encode())
+        save_npz(tmp / "model.npz", model, compress=True)
+        write_json(tmp / "meta.json", meta)
     return Path(out_dir)
 
 
-def _write_outputs(out_dir: Path, rows, phi, spec: RunSpec, split: HeldOutSplit, meta) -> None:
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.parent.glob(f".{out_dir.name}.tmp*"):  # left by a SIGKILLed run
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp", dir=out_dir.parent))
-    try:
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=TRACE_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in TRACE_COLUMNS})
-        (tmp / "trace.csv").write_text(buf.getvalue())
-        model = {"topic_word": phi.astype(np.float32),
-                 "doc_topic_prior": np.float64(spec.doc_topic_prior),
-                 "topic_word_prior": np.float64(spec.topic_word_prior),
-                 "vocab_sha256": np.asarray(split.vocab_sha256), "method": np.asarray(spec.method)}
-        np.savez_compressed(tmp / "model.npz", **model, checksum=np.asarray(_model_checksum(model)))
-        write_json(tmp / "meta.json", meta)
-        os.chmod(tmp, 0o755)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+class ModelIntegrityError(ArtefactError):
+    """A model.npz is unreadable, fails its seal, or holds malformed arrays."""
 
 
-class ModelIntegrityError(ValueError):
-    """A model.npz is unreadable, or its content does not match its checksum."""
-
-
-_MODEL_KEYS = ("topic_word", "doc_topic_prior", "topic_word_prior", "vocab_sha256", "method")
-
-
-def _model_checksum(model: dict) -> str:
-    h = hashlib.sha256()
-    for k in _MODEL_KEYS:
-        a = np.asarray(model[k])
-        h.update(f"{k}|{a.dtype.str}|{a.shape}|".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+_MODEL_KEYS = ("topic_word", "doc_topic_prior", "topic_word_prior", "vocab_sha256",
+               "split_sha256", "method")
+_MODEL_REMEDY = "rerun the fit that wrote it"
 
 
 def load_model(path: str | os.PathLike) -> dict:
-    """Read a runner ``model.npz``: topic_word (float64, rows renormalised), priors, vocab checksum.
+    """Read a runner ``model.npz``, checked: its seal, φ (K, W) finite, ≥ 0 with positive
+    rows, priors positive and finite.
+
+    Returns
+    -------
+    dict: topic_word (K, W) float64, rows renormalised; doc_topic_prior, topic_word_prior
+    (float); vocab_sha256, split_sha256 (the content checksum of the split it was trained
+    on), method (str).
 
     Raises
     ------
     FileNotFoundError
         No such file.
     ModelIntegrityError
-        Unreadable (truncated, not an npz, keys missing) or content not matching its checksum.
+        Unsealed or seal mismatch (changed, truncated, or written by an older same-lda),
+        unreadable, keys missing, or malformed arrays: one line naming the file.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such model file")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            model = {k: z[k] for k in (*_MODEL_KEYS, "checksum")}
-    except Exception as exc:  # zipfile, zlib, KeyError, ValueError: all mean "unreadable"
-        raise ModelIntegrityError(f"{path}: unreadable model file ({type(exc).__name__}: "
-                                  f"{exc}); rerun the fit that wrote it") from None
-    if str(model["checksum"]) != _model_checksum(model):
-        raise ModelIntegrityError(f"{path}: content does not match its checksum; rerun the fit "
-                                  "that wrote it")
-    phi = model["topic_word"].astype(np.float64)
+    with remedied(_MODEL_REMEDY, ModelIntegrityError):
+        z = open_npz(path, "model file", _MODEL_REMEDY, _MODEL_KEYS)
+        phi = check_array(z["topic_word"], "topic_word", str(path), ndim=2, kind="f")
+        if phi.size == 0 or not (phi.sum(axis=1) > 0).all():
+            raise ArtefactError(f"{path}: topic_word of shape {phi.shape} has an empty or "
+                                "all-zero topic")
+        priors = {k: check_array(z[k], k, str(path), ndim=0, kind="f")
+                  for k in ("doc_topic_prior", "topic_word_prior")}
+        if not all(float(v) > 0 for v in priors.values()):
+            raise ArtefactError(f"{path}: priors must be > 0, got "
+                                f"{', '.join(f'{k}={float(v)}' for k, v in priors.items())}")
+        text = {k: str(check_array(z[k], k, str(path), ndim=0, kind="U"))
+                for k in ("vocab_sha256", "split_sha256", "method")}
+    phi = phi.astype(np.float64)
     return {"topic_word": phi / phi.sum(axis=1, keepdims=True),
-            "doc_topic_prior": float(model["doc_topic_prior"]),
-            "topic_word_prior": float(model["topic_word_prior"]),
-            "vocab_sha256": str(model["vocab_sha256"]), "method": str(model["method"])}
+            **{k: float(v) for k, v in priors.items()}, **text}
 
 
-def score_model(model_path: str | os.PathLike, split: HeldOutSplit | str | os.PathLike):
+def score_model(model_path: str | os.PathLike, split: HeldOutSplit | str | os.PathLike, *,
+                allow_other_split: bool = False):
     """Score a saved model on a split with the shared evaluator.
+
+    ``allow_other_split``: score on a split other than the one the model was trained on
+    (same vocabulary), whose test documents may then be the model's training documents.
 
     Raises
     ------
     ValueError
-        The model was trained on another vocabulary than the split's.
+        The model was trained on another vocabulary than the split's, or (unless
+        ``allow_other_split``) on another split.
     """
     if not isinstance(split, HeldOutSplit):
         split = load_split(split)
@@ -229,4 +234,13 @@ def score_model(model_path: str | os.PathLike, split: HeldOutSplit | str | os.Pa
         raise ValueError(f"{model_path}: model vocabulary (sha256 {model['vocab_sha256'][:12]}…) "
                          f"does not match the split's ({split.vocab_sha256[:12]}…, corpus "
                          f"{split.corpus!r})")
+    if model["topic_word"].shape[1] != split.n_words:
+        raise ValueError(f"{model_path}: model has {model['topic_word'].shape[1]} words, the "
+                         f"split {split.n_words}")
+    split_sha = split.checksum()
+    if model["split_sha256"] != split_sha and not allow_other_split:
+        raise ValueError(f"{model_path}: trained on another split (sha256 "
+                         f"{model['split_sha256'][:12]}…) than this one ({split_sha[:12]}…, "
+                         f"seed {split.seed}): its test documents may be the model's training "
+                         "documents; pass --allow-other-split to score anyway")
     return evaluate(model["topic_word"], model["doc_topic_prior"], split)

@@ -242,15 +242,14 @@ def test_corrupt_model_is_refused(model_file, small_split, tmp_path, damage):
     from same.runner import ModelIntegrityError, load_model
 
     data = bytearray(model_file.read_bytes())
-    if damage == "flip":
-        # a byte inside the compressed topic_word member: zip CRC or our checksum catches it
+    if damage == "flip":  # a byte inside the compressed topic_word member
         data[len(data) // 3] ^= 0x01
     else:
         data = data[: len(data) // 2]
     bad = tmp_path / "model.npz"
     bad.write_bytes(bytes(data))
-    with pytest.raises(ModelIntegrityError, match=r"model\.npz: (unreadable model file|content "
-                                                  r"does not match its checksum)"):
+    with pytest.raises(ModelIntegrityError, match=r"model\.npz: (model file does not match its "
+                                                  r"SHA-256 seal|not a sealed model file)"):
         load_model(bad)
     p = cli("score", "--model", str(bad), "--split", str(small_split))
     _, err = p.communicate(timeout=120)
@@ -259,6 +258,8 @@ def test_corrupt_model_is_refused(model_file, small_split, tmp_path, damage):
 
 
 def test_model_with_edited_content_fails_its_checksum(model_file, tmp_path):
+    """A readable model.npz rewritten by another program (here numpy, with one prior edited)
+    carries no seal: refused, whatever it holds."""
     import numpy as np
 
     from same.runner import ModelIntegrityError, load_model
@@ -267,7 +268,9 @@ def test_model_with_edited_content_fails_its_checksum(model_file, tmp_path):
         parts = {k: z[k] for k in z.files}
     parts["topic_word_prior"] = np.float64(0.2)  # a valid file, but not what the run wrote
     np.savez_compressed(tmp_path / "model.npz", **parts)
-    with pytest.raises(ModelIntegrityError, match="content does not match its checksum"):
+    with pytest.raises(ModelIntegrityError, match=r"not a sealed model file \(no SHA-256 seal "
+                                                  r"at its end: truncated, or not written by "
+                                                  r"this version of same-lda\); rerun the fit"):
         load_model(tmp_path / "model.npz")
 
 

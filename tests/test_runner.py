@@ -89,13 +89,23 @@ def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
 
 
 def test_rerun_replaces_previous_output(tmp_path, split_path):
+    """A rerun replaces an earlier output of ours (and an empty folder, as Snakemake leaves
+    one); a folder that also holds a file we did not write is refused and left as it was."""
     cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=2)
     out = tmp_path / "seed0"
     run(cfg, split_path, out, progress=False)
-    (out / "stale.txt").write_text("old")
+    before = (out / "meta.json").read_text()
     run(cfg, split_path, out, progress=False)
-    assert not (out / "stale.txt").exists()
+    assert (out / "meta.json").read_text() != before  # replaced (its time_utc, wall_seconds)
+    assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.npz", "trace.csv"]
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds files same-lda did not write \(notes\.txt\)"):
+        run(cfg, split_path, out, progress=False)
+    assert (out / "notes.txt").read_text() == "mine" and (out / "trace.csv").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (run(cfg, split_path, empty, progress=False) / "trace.csv").is_file()
 
 
 @pytest.mark.parametrize("kwargs, pattern", [
@@ -118,6 +128,23 @@ def test_bad_settings(tmp_path, split_path, kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         run(RunSpec(**base), split_path, tmp_path / "x", progress=False)
     assert not (tmp_path / "x").exists()
+
+
+def test_threads_beyond_the_cpus_are_capped(tmp_path, split_path):
+    """Item 15: spec ``threads: 64`` on a 2-core machine gave BLAS and numba 64 threads.  Now
+    every pool gets at most the CPUs this process may use; meta.json records both numbers."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0))
+    cfg = RunSpec(method="vb_online", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                  seed=0, budget=1, threads=64)
+    meta = json.loads((run(cfg, split_path, tmp_path / "t", progress=False) / "meta.json")
+                      .read_text())
+    assert meta["settings"]["threads"] == 64
+    assert meta["threads"]["requested"] == 64 and meta["threads"]["used"] == min(64, cpus)
+    assert meta["threads"]["numba"] <= cpus
+    assert meta["threads"]["threadpools"] and all(
+        d["num_threads"] <= cpus for d in meta["threads"]["threadpools"])
 
 
 def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):

@@ -24,19 +24,25 @@ def load_traces(paths: Sequence[str | os.PathLike]):
     """Concatenate trace.csv files into one DataFrame with ``seed``, ``dataset`` and ``label``.
 
     The seed, dataset, K, threads, backend and params are read from each run's meta.json.
+    Each trace is checked first (:func:`same.rundir.check_trace`: its SHA-256 against
+    meta.json, every checkpoint of its budget present, every ll finite), so a trace cut
+    short or edited is refused, never read as a finished run.
 
     Raises
     ------
     ValueError
-        No paths given.
+        No paths given; a trace that fails its checks (same.rundir.RunDirError, naming the
+        file).
     """
     import pandas as pd
+
+    from ..rundir import check_trace
 
     frames = []
     for p in paths:
         p = Path(p)
+        meta = check_trace(p)
         df = pd.read_csv(p)
-        meta = json.loads((p.parent / "meta.json").read_text())
         settings = meta["settings"]
         df["seed"] = settings["seed"]
         df["dataset"] = meta["dataset"]
