@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["Checkpoint", "Stopwatch", "drain"]
+__all__ = ["Checkpoint", "Stopwatch", "drain", "positive_int"]
 
 #: checkpoint(topic_word, info) — info has: pass, iteration, samples_per_word,
 #: train_seconds, native_score (or None).
@@ -41,6 +41,17 @@ class Stopwatch:
                 sw._paused += time.perf_counter() - self.t0
 
         return _Pause()
+
+
+def positive_int(name: str, value, what: str = "") -> int:
+    """``value`` if it is an integer ≥ 1 (not a bool, not a string); else ValueError naming
+    ``name`` (and ``what`` it counts)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer{f' ({what})' if what else ''}, "
+                         f"got {value!r}")
+    return int(value)
 
 
 def drain(checkpoints, checkpoint: Checkpoint | None = None):

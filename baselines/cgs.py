@@ -11,9 +11,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import Checkpoint, Stopwatch, drain
+from . import Checkpoint, Stopwatch, drain, positive_int
 
-__all__ = ["CHECKPOINTS", "iter_cgs", "fit_cgs", "checkpoints_upto"]
+__all__ = ["CHECKPOINTS", "iter_cgs", "fit_cgs", "checkpoints_upto", "check_cgs_params",
+           "SEED_MAX"]
+
+#: tomotopy's largest seed (a signed 64-bit integer; it uses all 64 bits: seeds 0 and 2**32
+#: train differently).  Seeds are passed whole; beyond this they are refused.
+SEED_MAX = 2**63 - 1
 
 #: Iterations at which φ is exported by default (1-2-5 steps up to 2000).
 CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
@@ -31,7 +36,7 @@ def _model_with_docs(X: sp.csr_matrix, n_topics: int, doc_topic_prior: float,
     import tomotopy as tp
 
     model = tp.LDAModel(k=n_topics, alpha=doc_topic_prior, eta=topic_word_prior,
-                        seed=int(random_state) % (2**31), tw=tp.TermWeight.ONE)
+                        seed=int(random_state), tw=tp.TermWeight.ONE)
     model.optim_interval = 0  # keep α, β fixed (tomotopy optimises α every 10 iterations by default)
     words = np.arange(X.shape[1]).astype(str)
     added = 0
@@ -57,6 +62,35 @@ def _topic_word(model, vocab_ids: np.ndarray, n_words: int, topic_word_prior: fl
                                           + n_words * topic_word_prior)
 
 
+def check_cgs_params(params: dict, seed) -> None:
+    """Check a CGS run's seed and the settings its spec gives (``iterations``,
+    ``checkpoints``, ``threads``; other keys are checked by the spec).  The one check, used by
+    :func:`iter_cgs` and by :meth:`same.runs.RunSpec.validate`.
+
+    Raises
+    ------
+    ValueError
+        A seed outside tomotopy's range 0..:data:`SEED_MAX` (it would otherwise be changed,
+        not used whole), or a parameter that is not a positive integer (list), naming it.
+    """
+    import numbers
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not (
+            0 <= seed <= SEED_MAX):
+        raise ValueError(f"seed {seed!r} is outside tomotopy's seed range 0..{SEED_MAX} "
+                         "(2**63 - 1)")
+    if "iterations" in params:
+        positive_int("iterations", params["iterations"], "Gibbs sweeps")
+    if "threads" in params:
+        positive_int("threads", params["threads"], "tomotopy workers")
+    if params.get("checkpoints") is not None:
+        pts = params["checkpoints"]
+        if isinstance(pts, (str, bytes)) or not hasattr(pts, "__iter__"):
+            raise ValueError(f"checkpoints must be a list of positive integers, got {pts!r}")
+        for p in pts:
+            positive_int("each of checkpoints", p)
+
+
 def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
              random_state: int, iterations: int = 1000, checkpoints: list[int] | None = None,
              threads: int = 1):
@@ -66,7 +100,7 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
     ----------
     X : csr_matrix (n_docs, n_words), integer counts
     n_topics, doc_topic_prior, topic_word_prior : K, α, β (fixed)
-    random_state : int, tomotopy seed
+    random_state : int in 0..SEED_MAX, tomotopy seed (used whole)
     iterations : int, total Gibbs sweeps
     checkpoints : iterations at which φ is yielded (default: 1-2-5 steps and ``iterations``)
     threads : int, tomotopy workers (1 = ParallelScheme.NONE, deterministic)
@@ -80,12 +114,12 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
     Raises
     ------
     ValueError
-        iterations < 1 or an X without tokens.
+        A bad seed or setting (:func:`check_cgs_params`) or an X without tokens.
     """
     import tomotopy as tp
 
-    if iterations < 1:
-        raise ValueError(f"iterations must be >= 1, got {iterations}")
+    check_cgs_params({"iterations": iterations, "checkpoints": checkpoints, "threads": threads},
+                     random_state)
     X = sp.csr_matrix(X)
     model = _model_with_docs(X, n_topics, doc_topic_prior, topic_word_prior, random_state)
     parallel = tp.ParallelScheme.NONE if threads == 1 else tp.ParallelScheme.DEFAULT

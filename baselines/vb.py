@@ -25,9 +25,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from . import Checkpoint, Stopwatch, drain
+from . import Checkpoint, Stopwatch, drain, positive_int
 
-__all__ = ["iter_vb", "fit_vb", "VB_DECAY", "VB_OFFSET"]
+__all__ = ["iter_vb", "fit_vb", "check_vb_params", "VB_DECAY", "VB_OFFSET"]
 
 VB_DECAY = 0.5
 VB_OFFSET = 1.0
@@ -40,6 +40,24 @@ def _bow(X: sp.csr_matrix):
     from gensim.matutils import Sparse2Corpus
 
     return Sparse2Corpus(X, documents_columns=False)
+
+
+def check_vb_params(params: dict) -> None:
+    """Check the VB settings a run spec gives (``chunksize``, ``iterations``; other keys are
+    checked by the spec): ``chunksize`` None or a positive integer, ``iterations`` a positive
+    integer (not a bool, not a string).  The one check, used by :func:`iter_vb` and by
+    :meth:`same.runs.RunSpec.validate`.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the value, e.g. ``chunksize must be a positive integer
+        (documents per chunk), got 0``.
+    """
+    if params.get("chunksize") is not None:
+        positive_int("chunksize", params["chunksize"], "documents per chunk")
+    if "iterations" in params:
+        positive_int("iterations", params["iterations"], "E-step iterations per document")
 
 
 def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
@@ -62,18 +80,18 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     Raises
     ------
     ValueError
-        Unknown mode or passes < 1.
+        Unknown mode, passes < 1, or a bad chunksize or iterations (:func:`check_vb_params`).
     """
     from gensim.models import LdaModel
 
     if mode not in ("online", "batch"):
         raise ValueError(f"mode must be 'online' or 'batch', got {mode!r}")
-    if passes < 1:
-        raise ValueError(f"passes must be >= 1, got {passes}")
+    positive_int("passes", passes)
+    check_vb_params({"chunksize": chunksize, "iterations": iterations})
     X = sp.csr_matrix(X)
     n_docs, n_words = X.shape
     corpus = _bow(X)
-    chunksize = chunksize or math.ceil(n_docs / 20)
+    chunksize = math.ceil(n_docs / 20) if chunksize is None else int(chunksize)
     n_tokens = float(X.sum())
     online = mode == "online"
     id2word = {i: str(i) for i in range(n_words)}  # num_terms = W: φ covers the full vocabulary

@@ -7,12 +7,22 @@ unique indices and no stored zeros.  The caller's matrix is never modified.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array, check_non_negative, validate_data
 
 __all__ = ["validate_counts", "check_counts", "canonical_csr", "check_count_bound",
-           "word_totals", "doc_totals"]
+           "word_totals", "doc_totals", "CountsWarning"]
+
+
+class CountsWarning(UserWarning):
+    """An estimator was given values that are not whole token counts.
+
+    SAME (paper Algorithm 3) draws m samples per token of c_dw, so 1e-6 · X carries almost
+    no tokens and trains a near-uniform φ without any error; tf-idf weights are read as
+    token counts too.  Integer-valued floats are counts and never warn."""
 
 #: Nonzeros per block of the blockwise reductions (bounded temporaries on a mapped corpus).
 _NNZ_BLOCK = 1 << 18
@@ -106,7 +116,22 @@ def check_counts(estimator, X, *, reset: bool, name: str = "X",
     """
     X = validate_data(estimator, X, accept_sparse="csr", dtype="numeric", reset=reset)
     check_non_negative(X, f"{type(estimator).__name__} ({name})")
-    return canonical_csr(X, name, require_tokens)
+    X = canonical_csr(X, name, require_tokens)
+    _warn_if_not_counts(X, name, type(estimator).__name__)
+    return X
+
+
+def _warn_if_not_counts(X: sp.csr_matrix, name: str, who: str) -> None:
+    """:class:`CountsWarning` when X holds a value that is not a whole number."""
+    if X.dtype.kind != "f" or not X.nnz:
+        return
+    frac = np.flatnonzero(np.mod(X.data, 1))
+    if frac.size:
+        total, docs = float(X.data.sum(dtype=np.float64)), X.shape[0]
+        warnings.warn(f"{name} holds non-integer values (e.g. {X.data[frac[0]]:g}): {who} reads "
+                      f"each as a number of tokens, so {name} holds {total:.4g} tokens in "
+                      f"{docs} documents ({total / docs:.3g} per document); pass word counts",
+                      CountsWarning, stacklevel=4)
 
 
 def check_count_bound(X, bounds, n_samples: float, m_schedule: str) -> None:

@@ -8,6 +8,7 @@ import math
 from functools import partial
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .algorithm import SAMPLERS, StepSettings
@@ -16,20 +17,30 @@ from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at, n_samples_
 
 __all__ = ["PARAMETER_CONSTRAINTS", "step_settings", "minibatch_ranges", "m_at_step"]
 
-_POSITIVE = Interval(Real, 0, None, closed="neither")
-_POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+
+
+class _Number(Interval):
+    """scikit-learn's ``Interval``, refusing booleans: ``True`` is an ``Integral`` in Python,
+    so ``SameLDA(batch_size=True)`` was read as one document per minibatch."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+_POSITIVE = _Number(Real, 0, None, closed="neither")
+_POSITIVE_INT = _Number(Integral, 1, None, closed="left")
 
 PARAMETER_CONSTRAINTS: dict = {
     "n_topics": [_POSITIVE_INT],
     "n_samples": [_POSITIVE],
     "doc_topic_prior": [_POSITIVE],
     "topic_word_prior": [_POSITIVE],
-    "batch_size": [_POSITIVE_INT, Interval(Real, 0, 1, closed="right"), None],
+    "batch_size": [_POSITIVE_INT, _Number(Real, 0, 1, closed="right"), None],
     "n_inner": [_POSITIVE_INT],
     "max_iter": [_POSITIVE_INT],
     "learning_rate": [StrOptions(set(LEARNING_RATES))],
     "learning_decay": [_POSITIVE],
-    "learning_offset": [Interval(Real, 0, None, closed="left")],
+    "learning_offset": [_Number(Real, 0, None, closed="left")],
     "learning_power": [_POSITIVE],
     "prior_scale": [StrOptions({"bidmach", "paper", "paper_unscaled"})],
     "m_schedule": [StrOptions(set(M_SCHEDULES))],

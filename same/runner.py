@@ -29,6 +29,7 @@ import numpy as np
 
 from .artefact import ArtefactError, check_array, open_npz, remedied, save_npz
 from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
+from .memory import check_fit_memory
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
 from .rundir import RUN_KIND, TRACE_COLUMNS, trace_text, writing_run_dir
@@ -115,6 +116,9 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         Unknown method or parameter, or invalid settings (named).
     same.rundir.RunDirError
         ``out_dir`` is the working folder, holds an input, or holds files we did not write.
+    MemoryError
+        K × W (the spec's K, the split's W) beyond the memory available
+        (:func:`same.memory.check_fit_memory`), before anything is allocated.
     FileNotFoundError, same.split.SplitIntegrityError
         Missing or corrupted split artifact.
     """
@@ -127,6 +131,7 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         split = load_split(split, mmap=True)  # a paper-scale split is read from disk
     split_sha = split.checksum()
     split = train_subset(split, spec.train_fraction)
+    check_fit_memory(spec.method, spec.n_topics, split.n_words)  # before anything allocates
     label = spec.label or spec.method
     if points is None and spec.checkpoints == "final":
         points = [spec.budget]

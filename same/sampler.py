@@ -24,9 +24,17 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
-from .backend import DeviceBatches, doc_topic_store, get_xp, to_backend, to_numpy
+from .backend import (
+    THETA_MMAP_BYTES,
+    DeviceBatches,
+    doc_topic_store,
+    get_xp,
+    to_backend,
+    to_numpy,
+)
 from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
 from .inference import FoldInMixin
+from .memory import check_fit_memory
 from .params import PARAMETER_CONSTRAINTS, m_at_step, minibatch_ranges, step_settings
 
 __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
@@ -178,6 +186,10 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _begin(self, X: sp.csr_matrix, corpus_tokens: float | None) -> None:
         """Fresh state: φ initialised from X's word counts, counters at zero."""
         self._validate_params()
+        theta_in_ram = self.keep_doc_topic and X.shape[0] * int(self.n_topics) * 4 <= \
+            THETA_MMAP_BYTES
+        check_fit_memory("same", int(self.n_topics), X.shape[1],
+                         X.shape[0] if theta_in_ram else 0)
         xp = get_xp(self.backend)  # RuntimeError for cupy without a GPU
         rs = self.random_state
         self.random_state_ = (int(rs) if isinstance(rs, Integral) else

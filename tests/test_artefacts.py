@@ -279,3 +279,46 @@ def test_check_names_what_is_not_ours(tmp_path):
         f"{other}: not a sealed same-lda artefact (no SHA-256 seal at its end")
     assert error(same_lda("check", str(tmp_path / "missing.npz"))) == (
         f"{tmp_path / 'missing.npz'}: no such file or folder")
+
+
+def test_memory_a_spec_or_header_implies_is_refused_before_allocation(tmp_path):
+    """Item 16: ``n_topics: 10**7`` (a 515 GiB φ on KOS's vocabulary) and a docword header
+    with W = 10**10 ended in a MemoryError traceback at fit, after load and split accepted
+    them.  The lower bound of what the method holds (same.memory) is compared with the
+    memory available before anything is allocated: one line, exit 2."""
+    import gzip
+
+    from same.memory import fit_memory_lower_bound
+
+    docword = tmp_path / "docword.huge.txt.gz"
+    with gzip.open(docword, "wt") as f:
+        f.write("3\n10000000000\n4\n1 1 2\n1 2 1\n2 3 4\n3 1 1\n")
+    from same import corpus
+    from same.split import make_split
+
+    huge = tmp_path / "huge.npz"
+    make_split(corpus.load("huge", docword=docword, use_cache=False), 0.34, 0).save(huge)
+    spec = {**SPEC, "budget": 1}
+    need = fit_memory_lower_bound("same", 3, 10**10) / 2**30
+    msg = error(same_lda("fit", "--spec", json.dumps(spec), "--split", str(huge), "--out",
+                         str(tmp_path / "a"), "--no-progress"))
+    assert msg.startswith(f"same with n_topics=3 × 10000000000 words: its φ arrays need at least "
+                          f"{need:.1f} GiB, more than the ")
+    assert msg.endswith(" GiB available; use fewer topics or a smaller vocabulary")
+    from same.synthetic import lda_corpus
+
+    X = lda_corpus(n_docs=20, n_words=6906, n_topics=3, doc_length=20, seed=0).counts
+    small = tmp_path / "small.npz"
+    make_split(X, 0.2, 0).save(small)
+    for method in ("same", "cgs", "vb_online"):
+        msg = error(same_lda("fit", "--spec", json.dumps({**spec, "method": method, "params": {},
+                                                          "n_topics": 10**7}),
+                             "--split", str(small), "--out", str(tmp_path / "b"), "--no-progress"))
+        assert msg.startswith(f"{method} with n_topics=10000000 × 6906 words: its φ arrays need")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.huge.txt.gz", "huge.npz",
+                                                          "small.npz"]
+    from same.sampler import SameLDA
+
+    with pytest.raises(MemoryError, match=r"same with n_topics=10000000 × 6906 words: its φ "
+                                          r"arrays and θ of 20 documents need at least"):
+        SameLDA(n_topics=10**7).fit(X)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -87,9 +89,61 @@ def test_bad_settings(data):
     with pytest.raises(ValueError, match=r"mode must be 'online' or 'batch', got 'hybrid'"):
         fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
                mode="hybrid")
-    with pytest.raises(ValueError, match=r"iterations must be >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"iterations must be a positive integer \(Gibbs "
+                                         r"sweeps\), got 0"):
         fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
                 iterations=0)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"chunksize": 0}, "chunksize must be a positive integer (documents per chunk), got 0"),
+    ({"chunksize": -3}, "chunksize must be a positive integer (documents per chunk), got -3"),
+    ({"chunksize": True}, "chunksize must be a positive integer (documents per chunk), got True"),
+    ({"chunksize": 2.5}, "chunksize must be a positive integer (documents per chunk), got 2.5"),
+    ({"iterations": "50"},
+     "iterations must be a positive integer (E-step iterations per document), got '50'"),
+])
+def test_vb_settings_are_used_as_given_or_refused(data, params, message):
+    """Item 11: VB ``chunksize: 0`` silently became the default (meta.json recorded 0),
+    ``chunksize: -3`` failed in islice without naming chunksize, ``iterations: "50"`` failed
+    deep in gensim.  Each is refused naming the parameter, by the spec check and by iter_vb."""
+    from baselines.vb import check_vb_params
+    from same.runs import RunSpec
+
+    _, counts = data
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_vb_params(params)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
+               passes=1, **params)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        RunSpec(method="vb_online", n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                seed=0, budget=1, params=params).validate()
+
+
+def test_cgs_seed_is_used_whole_or_refused(data):
+    """Item 12: CGS seeds 0, 2**32 and 2**33 gave identical φ (taken modulo 2**31).  tomotopy
+    uses all 64 bits of its seed, so seeds are passed whole (those below 2**31, the committed
+    runs' 0, 1, 2, are unchanged: s % 2**31 == s) and those beyond its range are refused."""
+    from baselines.cgs import SEED_MAX
+    from same.runs import RunSpec
+
+    _, counts = data
+
+    def phi(seed):
+        return fit_cgs(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                       random_state=seed, iterations=3)
+
+    phis = [phi(s) for s in (0, 2**32, 2**33)]
+    assert not np.array_equal(phis[0], phis[1]) and not np.array_equal(phis[1], phis[2])
+    np.testing.assert_array_equal(phi(2**32), phis[1])  # still deterministic
+    for bad in (SEED_MAX + 1, -1):
+        msg = f"seed {bad} is outside tomotopy's seed range 0..{SEED_MAX} (2**63 - 1)"
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            phi(bad)
+    with pytest.raises(ValueError, match=re.escape(f"seed {SEED_MAX + 1} is outside")):
+        RunSpec(method="cgs", n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                seed=SEED_MAX + 1, budget=1).validate()
 
 
 def test_checkpoints_upto():

@@ -376,6 +376,38 @@ def test_bad_counts(X, pattern):
         SameLDA(n_topics=2).fit(X)
 
 
+@pytest.mark.parametrize("param", ["batch_size", "n_topics", "n_samples", "n_inner", "max_iter",
+                                   "schedule_steps", "doc_topic_prior", "topic_word_prior",
+                                   "learning_decay", "learning_offset", "learning_power"])
+def test_booleans_are_not_numbers(param):
+    """Item 10: ``SameLDA(batch_size=True)`` was read as one document per minibatch (True is
+    an Integral in Python).  No numeric parameter takes a bool."""
+    with pytest.raises(ValueError, match=rf"The '{param}' parameter of SameLDA must be .* Got "
+                                         r"True instead\."):
+        SameLDA(**{param: True}).fit(X_OK)
+
+
+def test_values_that_are_not_counts_warn():
+    """Item 13: ``SameLDA().fit(1e-6 * X)`` returned a uniform φ without a word: SAME reads
+    each value as a number of tokens, so 1e-6 · X holds almost none.  Non-integer values warn
+    (CountsWarning, naming the total and the tokens per document); integer-valued counts, in
+    any dtype, do not."""
+    import warnings
+
+    from same.counts import CountsWarning
+
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]]))
+    with pytest.warns(CountsWarning, match=r"^X holds non-integer values \(e\.g\. 1e-06\): "
+                                           r"SameLDA reads each as a number of tokens, so X holds "
+                                           r"1.1e-05 tokens in 3 documents \(3.67e-06 per "
+                                           r"document\); pass word counts$"):
+        SameLDA(n_topics=2, max_iter=1, random_state=0).fit(1e-6 * X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CountsWarning)
+        for counts in (X, X.astype(np.float32), X.toarray().astype(float)):
+            SameLDA(n_topics=2, max_iter=1, random_state=0).fit(counts)
+
+
 def test_dense_and_sparse_input_agree():
     dense = np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]])
     a = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(dense)
@@ -407,6 +439,7 @@ def test_get_set_params_and_repr():
         m.set_params(alpha=1)
 
 
+@pytest.mark.filterwarnings("ignore::same.counts.CountsWarning")  # its checks draw floats
 def test_scikit_learn_estimator_checks():
     """Every check of sklearn.utils.estimator_checks.check_estimator passes (none expected to
     fail); check_array_api_input is skipped by scikit-learn itself unless SCIPY_ARRAY_API=1."""

@@ -1,0 +1,51 @@
+"""Memory a fit implies, checked before anything is allocated.
+
+A spec's K or a corpus header's W can imply arrays far beyond any machine (``n_topics:
+10**7`` on KOS: 515 GiB for one float64 φ); numpy then fails deep inside training with a
+MemoryError, or the kernel kills the process.  :func:`check_fit_memory` compares a *lower
+bound* of what every method holds at once with the memory available now and refuses clearly
+beyond it.  Being a lower bound it never refuses a fit that could run; a fit just below it
+may still run out of memory.
+"""
+
+from __future__ import annotations
+
+__all__ = ["fit_memory_lower_bound", "check_fit_memory", "PHI_BYTES_PER_ENTRY"]
+
+#: Bytes per topic-word entry (K × W) that a method holds at once, at least, read off its
+#: code: SAME's initial φ (two float64 arrays: the draw and its product with the word
+#: counts) beside its float32 φᵀ; CGS's float64 export counts and φ beside tomotopy's int32
+#: counts; gensim VB's float64 λ, sufficient statistics, exp E[log β] and the sufficient
+#: statistics of the update in progress, and the float64 φ exported from them (gensim holds
+#: about six such arrays at its peak: results/bench/scale.json).
+PHI_BYTES_PER_ENTRY = {"same": 20, "cgs": 20, "vb_online": 40, "vb_batch": 40}
+
+
+def fit_memory_lower_bound(method: str, n_topics: int, n_words: int,
+                           n_docs_in_ram: int = 0) -> int:
+    """Bytes a fit of ``method`` with K = ``n_topics`` topics over W = ``n_words`` words holds
+    at least: K × W × :data:`PHI_BYTES_PER_ENTRY`, plus θ (float32) of ``n_docs_in_ram``
+    documents kept in RAM."""
+    return (int(n_topics) * int(n_words) * PHI_BYTES_PER_ENTRY[method]
+            + int(n_docs_in_ram) * int(n_topics) * 4)
+
+
+def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_in_ram: int = 0) -> None:
+    """Refuse a fit whose :func:`fit_memory_lower_bound` exceeds the memory available now
+    (``psutil.virtual_memory().available``).
+
+    Raises
+    ------
+    MemoryError
+        One line naming K, W, the bound and what is available.
+    """
+    import psutil
+
+    need = fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram)
+    have = psutil.virtual_memory().available
+    if need > have:
+        theta = f" and θ of {n_docs_in_ram} documents" if n_docs_in_ram else ""
+        raise MemoryError(f"{method} with n_topics={n_topics} × {n_words} words: its φ arrays{theta} "
+                          f"need at least {need / 2**30:.1f} GiB, more than the "
+                          f"{have / 2**30:.1f} GiB available; use fewer topics or a smaller "
+                          "vocabulary")
