@@ -1,9 +1,13 @@
 # same-lda: regenerate every figure, table and claim verdict of "SAME but Different".
 #   snakemake --cores all                                  # quick profile (KOS, CPU)
 #   snakemake --cores all --configfile config/paper.yaml   # paper profile (NYTimes, PubMed, GPU)
+import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
+
+from same.runs import check_config, config_error_line
 
 min_version("8.0")
 
@@ -13,8 +17,15 @@ min_version("8.0")
 configfile: str(Path(workflow.basedir) / "config/config.yaml")
 
 
-
-validate(config, "config/config.schema.yaml")
+# A bad config stops here, before any job: one line on stderr naming the key, exit status 1
+# (an exception raised here would be printed by Snakemake with its frames and, for a schema
+# error, a multi-line dump of the schema). RUNS: the table of runs, label → method, budget,
+# params, seeds (same.runs.plan_runs), every run's spec validated.
+try:
+    validate(config, "config/config.schema.yaml")  # also fills in the schema's defaults
+    RUNS = check_config(config, Path(workflow.basedir) / "config/config.schema.yaml")
+except (WorkflowError, ValueError) as exc:
+    sys.exit(config_error_line(exc))
 
 
 include: "workflow/rules/common.smk"

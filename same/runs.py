@@ -17,13 +17,18 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params",
            "method_param_names", "m_label", "sensitivity_runs",
-           "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES"]
+           "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES", "check_config",
+           "config_error_line", "LABEL_PATTERN"]
 
 METHODS = ("same", "cgs", "vb_online", "vb_batch")
+#: A run label is a folder name and must match the fit rule's ``label`` wildcard.
+LABEL_PATTERN = r"[a-z0-9_.]+"
 CHECKPOINT_MODES = ("all", "final")
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
 SAME_CONFIG_PARAMS = ("n_samples", "sampler", "prior_scale", "learning_rate", "n_inner",
@@ -62,7 +67,9 @@ class RunSpec:
     threads : int — pinned for numba, BLAS (threadpoolctl) and tomotopy workers
     backend : "numpy" | "cupy" (SAME only)
     params : dict — method-specific settings (SAME: SameLDA parameters; VB: chunksize,
-        iterations)
+        iterations), checked here by the method's own checks (``SameLDA._validate_params``,
+        :func:`baselines.vb.check_vb_params`, :func:`baselines.cgs.check_cgs_params`, which
+        also bounds the seed to tomotopy's range)
     label : str or None — output folder name and trace label (default: the method)
     train_fraction : float in (0, 1] — train on this seeded, nested fraction of the split's
         training documents (:func:`same.split.train_subset`; the scale study), 1 = all
@@ -112,6 +119,11 @@ class RunSpec:
                              f"{self.checkpoints!r}")
         if self.backend != "numpy" and self.method != "same":
             raise ValueError(f"backend={self.backend!r} applies to method 'same' only")
+        if self.label is not None and not (isinstance(self.label, str) and self.label):
+            raise ValueError(f"label must be a non-empty string or null, got {self.label!r}")
+        if not isinstance(self.params, dict):
+            raise ValueError("params must be a JSON object (parameter name → value), got "
+                             f"{_json_kind(self.params)}")
         allowed = method_param_names(self.method)
         unknown = sorted(set(self.params) - allowed)
         if unknown:
@@ -121,6 +133,14 @@ class RunSpec:
             from .sampler import SameLDA
 
             SameLDA(**self.params, backend=self.backend)._validate_params()
+        elif self.method == "cgs":
+            from baselines.cgs import check_cgs_params
+
+            check_cgs_params(self.params, self.seed)
+        else:
+            from baselines.vb import check_vb_params
+
+            check_vb_params(self.params)
         return self
 
     def to_json(self) -> str:
@@ -154,6 +174,21 @@ class RunSpec:
         return cls(**data).validate()
 
 
+def _json_kind(value) -> str:
+    """What a JSON value is, in words (for messages about a spec's fields)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
 def same_params(config: dict, **overrides) -> dict:
     """SameLDA parameters of the config's main SAME run (absent keys: estimator defaults)."""
     s = config["same"]
@@ -178,40 +213,108 @@ def plan_runs(config: dict) -> dict[str, dict]:
     sampler, m = n_samples gets its own run.  Entries may carry ``n_topics`` (a list: the
     K values of the scale study; default the config's K), ``train_fraction`` and
     ``checkpoints``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the config key: a value repeated in one of the lists the runs come
+        from (seeds, m values, schedules, sensitivity values, the scale study's grid), two
+        planned runs with one label (e.g. m = 5 and m = 5.0000001, both ``same_m5``: one run
+        would silently vanish), a label that is no folder name, or a batch size that SameLDA
+        would read as a document count where a fraction is meant.
     """
     s, c, v = config["same"], config["cgs"], config["vb"]
+    _distinct("seeds", config["seeds"])
+    _distinct("same.m_values", s["m_values"])
+    _distinct("same.schedules", s["schedules"])
+    _check_same_batch_size(s)
     seeds, seed0 = list(config["seeds"]), list(config["seeds"][:1])
 
     def run(method, budget, params=None, run_seeds=seed0, **extra):
         return {"method": method, "budget": int(budget), "params": params or {},
                 "seeds": list(run_seeds), **extra}
 
-    runs = {"same": run("same", s["passes"], same_params(config), seeds),
-            "vb_online": run("vb_online", v["passes"], run_seeds=seeds),
-            "vb_batch": run("vb_batch", v["passes"], run_seeds=seeds),
-            "cgs": run("cgs", c["iterations"], run_seeds=seeds)}
+    runs = _RunTable()
+    runs.add("same", run("same", s["passes"], same_params(config), seeds), "the main SAME run")
+    runs.add("vb_online", run("vb_online", v["passes"], run_seeds=seeds), "the main VB run")
+    runs.add("vb_batch", run("vb_batch", v["passes"], run_seeds=seeds), "the main VB run")
+    runs.add("cgs", run("cgs", c["iterations"], run_seeds=seeds), "the main CGS run")
     m_sampler = s.get("m_sampler")
     for m in s["m_values"]:
         label = m_label(config, m)
         if label != "same":
             extra = {"sampler": m_sampler} if m_sampler else {}
-            runs[label] = run("same", s["passes"], same_params(config, n_samples=m, **extra),
-                              seeds)
+            runs.add(label, run("same", s["passes"],
+                                same_params(config, n_samples=m, **extra), seeds),
+                     f"same.m_values: {m!r}")
     for sched in s["schedules"]:
         if sched != "constant":
-            runs[f"same_{sched}"] = run("same", s["passes"],
-                                        same_params(config, m_schedule=sched), seeds)
+            runs.add(f"same_{sched}",
+                     run("same", s["passes"], same_params(config, m_schedule=sched), seeds),
+                     f"same.schedules: {sched!r}")
     other = "bidmach" if main_prior_scale(config) == "paper" else "paper"
-    runs[f"same_scale_{other}"] = run("same", s["passes"], same_params(config, prior_scale=other))
-    runs["same_m1_long"] = run("same", s["m1_passes"], same_params(config, n_samples=1))
+    runs.add(f"same_scale_{other}",
+             run("same", s["passes"], same_params(config, prior_scale=other)),
+             "the prior_scale variant")
+    runs.add("same_m1_long", run("same", s["m1_passes"], same_params(config, n_samples=1)),
+             "same.m1_passes")
     if c["fig1c_iterations"] != c["iterations"]:
-        runs["cgs_long"] = run("cgs", c["fig1c_iterations"])
+        runs.add("cgs_long", run("cgs", c["fig1c_iterations"]), "cgs.fig1c_iterations")
     for row in sensitivity_runs(config):
         if row["label"] != "same":
-            runs[row["label"]] = run("same", s["passes"],
-                                     same_params(config, **{row["param"]: row["value"]}))
-    runs.update(study_runs(config))
-    return runs
+            runs.add(row["label"],
+                     run("same", s["passes"], same_params(config, **{row["param"]: row["value"]})),
+                     f"sensitivity.{row['param']}: {row['value']!r}")
+    study = study_runs(config)
+    for label, entry in study.items():
+        runs.add(label, entry, study.origin[label])
+    return dict(runs)
+
+
+class _RunTable(dict):
+    """label → run, refusing a label given twice and a label that is no folder name."""
+
+    def __init__(self):
+        super().__init__()
+        self.origin: dict[str, str] = {}  # label → the config key and value that planned it
+
+    def add(self, label: str, entry: dict, origin: str) -> None:
+        if not re.fullmatch(LABEL_PATTERN, label):
+            raise ValueError(f"config {origin} gives the run label {label!r}, not a folder name "
+                             "of lowercase letters, digits, '_' and '.' (numbers below 1e-4 or "
+                             "from 1e6 print with an exponent)")
+        if label in self:
+            raise ValueError(f"config {origin} and {self.origin[label]} give one run label "
+                             f"{label!r} (labels show numbers to 6 significant digits); make "
+                             "them differ")
+        self[label] = entry
+        self.origin[label] = origin
+
+
+def _distinct(key: str, values) -> None:
+    """Refuse a value given twice in the config list ``key`` (1 and 1.0 are one value; a
+    boolean is never equal to a number)."""
+    seen = []
+    for v in values:
+        if any(u == v and isinstance(u, bool) == isinstance(v, bool) for u in seen):
+            raise ValueError(f"config {key}: {v!r} is given twice ({list(values)!r}); give each "
+                             "value once")
+        seen.append(v)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_same_batch_size(s: dict) -> None:
+    """``same.batch_size``: SameLDA reads an int as a document count, a float in (0, 1] as a
+    fraction; the int 1 (one document per minibatch, 3,087 minibatches a pass on KOS) is
+    refused as the likely slip for 1.0 (every document)."""
+    b = s.get("batch_size")
+    if _is_int(b) and b == 1:
+        raise ValueError("config same.batch_size: 1 is an integer, read as ONE document per "
+                         "minibatch; give 1.0 for all training documents, a fraction in (0, 1), "
+                         "or a count of at least 2 documents")
 
 
 def m_label(config: dict, m: float) -> str:
@@ -233,7 +336,14 @@ def sensitivity_runs(config: dict) -> list[dict]:
     rows {param, value, label}.  A value equal to the main run's setting (the config's, else
     the estimator's default; batch_size None counts as 1/20) is the main run itself, label
     ``same``; any other is ``sens_<parameter>_<value>``: that one setting changed, everything
-    else as the main run, seed 0."""
+    else as the main run, seed 0.
+
+    Raises
+    ------
+    ValueError
+        A value given twice, or a ``batch_size`` given as an integer (SameLDA would read it as
+        a document count; the study's batch sizes are fractions of the training documents).
+    """
     from .sampler import SameLDA
 
     main = SameLDA(**same_params(config)).get_params()
@@ -241,7 +351,12 @@ def sensitivity_runs(config: dict) -> list[dict]:
         main["batch_size"] = 1 / 20
     rows = []
     for param, values in (config.get("sensitivity") or {}).items():
+        _distinct(f"sensitivity.{param}", values)
         for value in values:
+            if param == "batch_size" and _is_int(value):
+                raise ValueError(f"config sensitivity.batch_size: {value} is an integer, read "
+                                 "as a document count; give fractions of the training "
+                                 "documents in (0, 1], e.g. 0.05")
             is_main = main[param] == value and isinstance(value, bool) == isinstance(
                 main[param], bool)
             rows.append({"param": param, "value": value,
@@ -261,21 +376,30 @@ def study_label(method: str, fraction: float) -> str:
 def study_runs(config: dict) -> dict[str, dict]:
     """The scale study's runs (``scale_study:`` in the config; none when absent): every method
     at every training fraction, each at every K of the study, seed 0, final checkpoint only;
-    CGS with ``cgs_iterations`` (its ll there is the study's CGS reference)."""
+    CGS with ``cgs_iterations`` (its ll there is the study's CGS reference).
+
+    Raises
+    ------
+    ValueError
+        A K or a fraction given twice, or two fractions with one label.
+    """
+    runs = _RunTable()
     st = config.get("scale_study")
     if not st:
-        return {}
+        return runs
+    _distinct("scale_study.n_topics", st["n_topics"])
+    _distinct("scale_study.train_fractions", st["train_fractions"])
     s, v = config["same"], config["vb"]
     budgets = {"same": s["passes"], "vb_online": v["passes"], "vb_batch": v["passes"],
                "cgs": st.get("cgs_iterations", config["cgs"]["iterations"])}
-    runs = {}
     for f in st["train_fractions"]:
         for method in STUDY_METHODS:
-            runs[study_label(method, f)] = {
+            runs.add(study_label(method, f), {
                 "method": method, "budget": int(budgets[method]),
                 "params": same_params(config) if method == "same" else {},
                 "seeds": list(config["seeds"][:1]), "n_topics": list(st["n_topics"]),
-                "train_fraction": float(f), "checkpoints": "final"}
+                "train_fraction": float(f), "checkpoints": "final"},
+                f"scale_study.train_fractions: {f!r}")
     return runs
 
 
@@ -297,3 +421,94 @@ def spec_for(config: dict, runs: dict, label: str, seed: int, n_topics: int) -> 
                    params=dict(r["params"]), label=label,
                    train_fraction=float(r.get("train_fraction", 1.0)),
                    checkpoints=r.get("checkpoints", "all"))
+
+
+def check_config(config: dict, schema: str | Path | None = None) -> dict[str, dict]:
+    """Every check of a workflow config, before any job; returns :func:`plan_runs`' table.
+
+    ``schema`` (the path of ``config/config.schema.yaml``): the JSON schema is checked again
+    with integers strict (a JSON schema's ``integer`` accepts 8.0, which would name folders
+    ``K8.0``).  Then: the datasets (UCI corpora or the ``synthetic:`` section's, whose names
+    must not be a UCI corpus's: its outputs would overwrite the real corpus's
+    ``results/<name>/``), the ``same:`` and ``sensitivity:`` values against SameLDA's own
+    parameter checks, :func:`plan_runs`' checks, and every planned run's spec.
+
+    Raises
+    ------
+    ValueError
+        One line, ``config <key>: <what is wrong>``.
+    """
+    from .corpus import REGISTRY
+    from .sampler import SameLDA
+    from .scale_data import describe
+
+    if schema is not None:
+        _check_schema_strict(config, schema)
+    datasets, synthetic = config["datasets"], config.get("synthetic") or {}
+    _distinct("datasets", datasets)
+    for d in datasets:
+        if d not in REGISTRY and d not in synthetic:
+            raise ValueError(f"config datasets: {d!r} is neither a UCI corpus "
+                             f"({', '.join(REGISTRY)}) nor a dataset of the config's synthetic: "
+                             "section")
+    for name, spec in synthetic.items():
+        try:
+            describe(name, spec)  # its spec, and a name that is not a UCI corpus's
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
+    _distinct("scaling.factors", (config.get("scaling") or {}).get("factors", []))
+    checks = [(f"same.{k}", k, config["same"][k]) for k in SAME_CONFIG_PARAMS
+              if k in config["same"]]
+    checks += [(f"sensitivity.{param}", param, value)
+               for param, values in (config.get("sensitivity") or {}).items()
+               for value in values]
+    for key, param, value in checks:
+        try:
+            SameLDA(**{param: value})._validate_params()
+        except ValueError as exc:
+            raise ValueError(f"config {key}: {exc}") from None
+    runs = plan_runs(config)
+    for label, run in runs.items():
+        try:
+            spec_for(config, runs, label, run["seeds"][0], config["n_topics"]).validate()
+        except ValueError as exc:
+            raise ValueError(f"config: run {label!r}: {exc}") from None
+    return runs
+
+
+def _check_schema_strict(config: dict, schema: str | Path) -> None:
+    import jsonschema
+    import yaml
+
+    base = jsonschema.Draft202012Validator
+    strict = base.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_int(v))
+    validator = jsonschema.validators.extend(base, type_checker=strict)
+    error = jsonschema.exceptions.best_match(
+        validator(yaml.safe_load(Path(schema).read_text())).iter_errors(config))
+    if error is not None:
+        raise ValueError(_schema_error_line(error))
+
+
+def _schema_error_line(error) -> str:
+    """``config <key path>: <message>`` of a jsonschema ValidationError, on one line."""
+    key = ""
+    for part in error.absolute_path:
+        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+    return f"config{' ' + key if key else ''}: {' '.join(error.message.split())}"
+
+
+def config_error_line(exc: BaseException) -> str:
+    """The one line a user sees for a config error raised while the workflow is parsed: the
+    message of our own ``ValueError`` (already one line), or the key and message of a JSON
+    schema error, however Snakemake's ``validate`` wrapped it (its ``WorkflowError`` holds a
+    multi-line dump of the schema)."""
+    import jsonschema
+
+    e = exc
+    while e is not None:
+        if isinstance(e, jsonschema.ValidationError):
+            return _schema_error_line(e)
+        if isinstance(e, ValueError):
+            return " ".join(str(e).split())
+        e = e.__cause__ or e.__context__
+    return " ".join(str(exc).split())

@@ -143,3 +143,51 @@ def test_spec_json_is_what_the_workflow_passes():
     assert spec["method"] == "same" and spec["params"]["m_schedule"] == "invlinear"
     assert spec["n_topics"] == 8 and spec["doc_topic_prior"] == cfg["doc_topic_prior"]
     assert spec["label"] == "same_invlinear" and spec["backend"] == "numpy"
+
+
+def _spec(**fields):
+    base = {"method": "same", "n_topics": 8, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
+            "seed": 0, "budget": 2}
+    return json.dumps({**base, **fields})
+
+
+@pytest.mark.parametrize("params, got", [(None, "null"), ([1, 2], "an array"),
+                                         ("n_samples=5", "a string"), (5, "a number")])
+@pytest.mark.parametrize("method", ["same", "cgs", "vb_online"])
+def test_spec_params_not_an_object_is_one_clear_error(params, got, method):
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(method=method, params=params), source="--spec")
+    assert str(e.value) == f"params must be a JSON object (parameter name → value), got {got}"
+
+
+@pytest.mark.parametrize("label", [5, "", ["a"]])
+def test_spec_label_must_be_a_name(label):
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(label=label))
+    assert str(e.value) == f"label must be a non-empty string or null, got {label!r}"
+
+
+@pytest.mark.parametrize("method", ["vb_online", "vb_batch"])
+@pytest.mark.parametrize("params, message", [
+    ({"chunksize": 0}, "chunksize must be a positive integer (documents per chunk), got 0"),
+    ({"chunksize": -3}, "chunksize must be a positive integer (documents per chunk), got -3"),
+    ({"chunksize": 2.5}, "chunksize must be a positive integer (documents per chunk), got 2.5"),
+    ({"iterations": "50"},
+     "iterations must be a positive integer (E-step iterations per document), got '50'"),
+    ({"iterations": True},
+     "iterations must be a positive integer (E-step iterations per document), got True"),
+])
+def test_vb_spec_params_are_checked_at_spec_time(method, params, message):
+    """Refused when the spec is read, before any split is loaded or any training starts."""
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(method=method, params=params), source="--spec")
+    assert str(e.value) == message
+    assert RunSpec.from_json(_spec(method=method, params={"chunksize": 100, "iterations": 5}))
+
+
+def test_cgs_spec_seed_outside_tomotopys_range_is_refused():
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(method="cgs", seed=2**63))
+    assert str(e.value) == (f"seed {2**63} is outside tomotopy's seed range 0..{2**63 - 1} "
+                            "(2**63 - 1)")
+    assert RunSpec.from_json(_spec(method="cgs", seed=2**63 - 1)).seed == 2**63 - 1

@@ -37,8 +37,45 @@ def test_bad_config_fails_before_any_job(override, pattern):
     res = smk("-n", "--config", override)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert pattern in out
+    assert pattern in res.stderr.strip().splitlines()[-1]
     assert "Job stats" not in out
+    assert "Traceback" not in out and 'File "' not in out, out
+
+
+@pytest.mark.parametrize("bad, message", [
+    # a synthetic corpus named like a UCI one would overwrite the real corpus's results/<name>/
+    ("datasets: [kos]\nsynthetic: {kos: {like: kos, fraction: 0.5, n_topics: 8}}\n",
+     "config synthetic dataset 'kos': 'kos' is the name of a UCI corpus (kos, nips, enron, "
+     "nytimes, pubmed); give the synthetic dataset another name"),
+    # two runs with one label: one would silently vanish
+    ("same: {m_values: [5, 5.0000001]}\n",
+     "config same.m_values: 5.0000001 and same.m_values: 5 give one run label 'same_m5' "
+     "(labels show numbers to 6 significant digits); make them differ"),
+    ("seeds: [0, 0]\n", "config seeds: 0 is given twice ([0, 0]); give each value once"),
+    # an int batch size is a document count for SameLDA, not a fraction
+    ("sensitivity: {batch_size: [1]}\n",
+     "config sensitivity.batch_size: 1 is an integer, read as a document count; give fractions "
+     "of the training documents in (0, 1], e.g. 0.05"),
+    # refused by SameLDA's own parameter check
+    ("same: {batch_size: 5.5}\n",
+     "config same.batch_size: The 'batch_size' parameter of SameLDA must be an int in the range "
+     "[1, inf), a float in the range (0.0, 1.0] or None. Got 5.5 instead."),
+    # the JSON schema's errors, as one line each
+    ("same: {n_inner: 0}\n", "config same.n_inner: 0 is less than the minimum of 1"),
+    ("n_topics: 8.0\n", "config n_topics: 8.0 is not of type 'integer'"),
+], ids=["synthetic-named-kos", "m-label-collision", "repeated-seed", "int-batch-fraction",
+        "estimator-refuses", "schema-minimum", "schema-strict-integer"])
+def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
+    """What the user sees for a bad config: one line naming the key, exit status 1, no
+    traceback, no job (not even the DAG)."""
+    (tmp_path / "bad.yaml").write_text(bad)
+    res = smk("-n", "--directory", str(tmp_path / "w"), "--snakefile", str(REPO / "Snakefile"),
+              "--configfile", str(tmp_path / "bad.yaml"))
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert res.stderr.strip().splitlines()[-1] == message, out
+    assert "Traceback" not in out and 'File "' not in out and "Error in" not in out, out
+    assert "Building DAG" not in out and not (tmp_path / "w/results").exists(), out
 
 
 def job_count(out: str) -> int:

@@ -3,8 +3,7 @@ import json
 import os
 from pathlib import Path
 
-from same.corpus import REGISTRY
-from same.runs import m_label, main_prior_scale, plan_runs, sensitivity_runs, spec_for, study_runs
+from same.runs import m_label, main_prior_scale, sensitivity_runs, spec_for, study_runs
 from same.sampler import SameLDA
 from same.scale_data import describe
 
@@ -13,14 +12,9 @@ DATA_DIR_ARG = f"--data-dir {Path(config['data_dir']).resolve()}" if config.get(
 CONDA_ENV = "../envs/same-lda.yaml"
 
 # synthetic datasets (config `synthetic:`, the scale profile): drawn from LDA by rule
-# synthesize, labelled SYNTHETIC in every caption; every other dataset is a UCI corpus
+# synthesize, labelled SYNTHETIC in every caption; every other dataset is a UCI corpus (both
+# checked with the whole config in the Snakefile, where RUNS comes from)
 SYNTHETIC = config.get("synthetic") or {}
-for _d in config["datasets"]:
-    if _d not in REGISTRY and _d not in SYNTHETIC:
-        raise ValueError(f"config datasets: {_d!r} is neither a UCI corpus ({', '.join(REGISTRY)}) "
-                         "nor a dataset of the config's synthetic: section")
-    if _d in SYNTHETIC:
-        describe(_d, SYNTHETIC[_d])  # validates the spec before any job runs
 # claims.md and C9's scaling result (a profile on other data keeps its own, e.g. results/scale)
 REPORT_DIR = config.get("report_dir") or "results"
 
@@ -43,11 +37,6 @@ FIT_CODE = [p for p in PACKAGE_CODE
 def code(*names):
     return [str(CODE_ROOT / n) for n in names]
 FIGURE_FORMATS = ["png", "pdf"]
-
-
-RUNS = plan_runs(config)  # the table of runs: label → method, budget, params, seeds
-for _label, _run in RUNS.items():  # validated once, before any job runs
-    spec_for(config, RUNS, _label, _run["seeds"][0], K).validate()
 
 
 def m_label_run(m):
@@ -124,6 +113,15 @@ def fit_spec(wildcards):
     return spec_for(config, RUNS, wildcards.label, int(wildcards.seed), int(wildcards.K)).to_json()
 
 
+def minibatch_text(batch_size):
+    """SameLDA's batch_size in a caption: None is 1/20, an int a count, a float a fraction."""
+    if batch_size is None:
+        return "1/20"
+    if isinstance(batch_size, int):
+        return f"{batch_size} documents"
+    return f"{batch_size:g} of the documents"
+
+
 def setting(dataset, study=False, m_sweep=False):
     """Caption of every figure and table: the dataset(s) (a name or a list) and the
     comparison's shared settings (``study``: the scale study's grid; ``m_sweep``: the m
@@ -142,7 +140,8 @@ def setting(dataset, study=False, m_sweep=False):
     names = [dataset] if isinstance(dataset, str) else list(dataset)
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME m={p['n_samples']:g} ({sampler} sampler, "
-            f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, minibatch 1/20, "
+            f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
+            f"minibatch {minibatch_text(p['batch_size'])}, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
             f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
             f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
@@ -152,5 +151,5 @@ def setting(dataset, study=False, m_sweep=False):
 
 wildcard_constraints:
     dataset="[a-z]+",
-    label="[a-z0-9_.]+",
+    label="[a-z0-9_.]+",  # same.runs.LABEL_PATTERN
     seed="[0-9]+",
