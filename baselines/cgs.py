@@ -71,7 +71,8 @@ def check_cgs_params(params: dict, seed) -> None:
     ------
     ValueError
         A seed outside tomotopy's range 0..:data:`SEED_MAX` (it would otherwise be changed,
-        not used whole), or a parameter that is not a positive integer (list), naming it.
+        not used whole), a parameter that is not a positive integer (list), or a checkpoint
+        beyond ``iterations`` (it would never be reached), naming it.
     """
     import numbers
 
@@ -89,6 +90,10 @@ def check_cgs_params(params: dict, seed) -> None:
             raise ValueError(f"checkpoints must be a list of positive integers, got {pts!r}")
         for p in pts:
             positive_int("each of checkpoints", p)
+        n_iter = params.get("iterations")
+        if n_iter is not None and (beyond := [p for p in pts if p > n_iter]):
+            raise ValueError(f"checkpoints must lie in 1..iterations={n_iter} (Gibbs sweeps), "
+                             f"got {beyond[0]!r}")
 
 
 def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
@@ -102,7 +107,8 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
     n_topics, doc_topic_prior, topic_word_prior : K, α, β (fixed)
     random_state : int in 0..SEED_MAX, tomotopy seed (used whole)
     iterations : int, total Gibbs sweeps
-    checkpoints : iterations at which φ is yielded (default: 1-2-5 steps and ``iterations``)
+    checkpoints : iterations at which φ is yielded, each at most ``iterations``, which is
+        always the last (default: 1-2-5 steps and ``iterations``)
     threads : int, tomotopy workers (1 = ParallelScheme.NONE, deterministic)
 
     Yields
@@ -123,14 +129,16 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
     X = sp.csr_matrix(X)
     model = _model_with_docs(X, n_topics, doc_topic_prior, topic_word_prior, random_state)
     parallel = tp.ParallelScheme.NONE if threads == 1 else tp.ParallelScheme.DEFAULT
-    points = sorted(set(checkpoints or checkpoints_upto(iterations)))
+    # training always runs the full budget: φ after ``iterations`` sweeps is the last yield
+    points = (sorted(set(checkpoints) | {iterations}) if checkpoints
+              else checkpoints_upto(iterations))
     n_tokens = float(X.sum())
 
     watch = Stopwatch()
     model.train(0, workers=threads, parallel=parallel)  # random initial assignment
     vocab_ids = np.array([int(v) for v in model.used_vocabs])
     done = 0
-    for target in (p for p in points if p <= iterations):
+    for target in points:
         model.train(target - done, workers=threads, parallel=parallel)
         done = target
         seconds = watch.elapsed()

@@ -27,10 +27,13 @@ import scipy.sparse as sp
 
 from . import Checkpoint, Stopwatch, drain, positive_int
 
-__all__ = ["iter_vb", "fit_vb", "check_vb_params", "VB_DECAY", "VB_OFFSET"]
+__all__ = ["iter_vb", "fit_vb", "check_vb_params", "VB_DECAY", "VB_OFFSET", "VB_SEED_MAX"]
 
 VB_DECAY = 0.5
 VB_OFFSET = 1.0
+#: gensim's largest seed: it seeds numpy's RandomState (0..2**32 - 1).  Seeds are passed
+#: whole; beyond this (or negative, or a bool) they are refused.
+VB_SEED_MAX = 2**32 - 1
 
 
 def _bow(X: sp.csr_matrix):
@@ -42,18 +45,26 @@ def _bow(X: sp.csr_matrix):
     return Sparse2Corpus(X, documents_columns=False)
 
 
-def check_vb_params(params: dict) -> None:
+def check_vb_params(params: dict, seed=None) -> None:
     """Check the VB settings a run spec gives (``chunksize``, ``iterations``; other keys are
     checked by the spec): ``chunksize`` None or a positive integer, ``iterations`` a positive
-    integer (not a bool, not a string).  The one check, used by :func:`iter_vb` and by
+    integer (not a bool, not a string); and ``seed`` when given: an integer in
+    0..:data:`VB_SEED_MAX`.  The one check, used by :func:`iter_vb` and by
     :meth:`same.runs.RunSpec.validate`.
 
     Raises
     ------
     ValueError
         Naming the parameter and the value, e.g. ``chunksize must be a positive integer
-        (documents per chunk), got 0``.
+        (documents per chunk), got 0``, ``seed 4294967296 is outside gensim's seed range
+        0..4294967295 (numpy RandomState)``.
     """
+    import numbers
+
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                             or not 0 <= seed <= VB_SEED_MAX):
+        raise ValueError(f"seed {seed!r} is outside gensim's seed range 0..{VB_SEED_MAX} "
+                         "(numpy RandomState)")
     if params.get("chunksize") is not None:
         positive_int("chunksize", params["chunksize"], "documents per chunk")
     if "iterations" in params:
@@ -80,14 +91,15 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     Raises
     ------
     ValueError
-        Unknown mode, passes < 1, or a bad chunksize or iterations (:func:`check_vb_params`).
+        Unknown mode, passes < 1, or a bad chunksize, iterations or seed
+        (:func:`check_vb_params`).
     """
     from gensim.models import LdaModel
 
     if mode not in ("online", "batch"):
         raise ValueError(f"mode must be 'online' or 'batch', got {mode!r}")
     positive_int("passes", passes)
-    check_vb_params({"chunksize": chunksize, "iterations": iterations})
+    check_vb_params({"chunksize": chunksize, "iterations": iterations}, seed=random_state)
     X = sp.csr_matrix(X)
     n_docs, n_words = X.shape
     corpus = _bow(X)

@@ -49,7 +49,8 @@ PARAMETER_CONSTRAINTS: dict = {
     "shuffle": ["boolean"],
     "sampler": [StrOptions(set(SAMPLERS))],
     "backend": [StrOptions(set(BACKENDS))],
-    "random_state": ["random_state"],
+    # scikit-learn's "random_state" with the int interval refusing bools (True was seed 1)
+    "random_state": [_Number(Integral, 0, 2**32 - 1, closed="both"), np.random.RandomState, None],
     "verbose": ["verbose"],
 }
 

@@ -132,7 +132,7 @@ class RunSpec:
         if self.method == "same":
             from .sampler import SameLDA
 
-            SameLDA(**self.params, backend=self.backend)._validate_params()
+            SameLDA(**self.params, backend=self.backend, random_state=self.seed)._validate_params()
         elif self.method == "cgs":
             from baselines.cgs import check_cgs_params
 
@@ -140,7 +140,7 @@ class RunSpec:
         else:
             from baselines.vb import check_vb_params
 
-            check_vb_params(self.params)
+            check_vb_params(self.params, seed=self.seed)
         return self
 
     def to_json(self) -> str:

@@ -146,6 +146,41 @@ def test_cgs_seed_is_used_whole_or_refused(data):
                 seed=SEED_MAX + 1, budget=1).validate()
 
 
+def test_vb_seed_is_used_whole_or_refused(data):
+    """gensim takes its seed through numpy's RandomState (0..2**32 - 1): a larger seed failed in
+    gensim with ``Seed must be between 0 and 2**32 - 1`` naming no parameter, and ``True`` was
+    seed 1.  Both are refused naming the seed and the range; 2**32 - 1 is used whole."""
+    from baselines.vb import VB_SEED_MAX, check_vb_params
+
+    _, counts = data
+    assert VB_SEED_MAX == 2**32 - 1
+    for bad in (2**32, -1, True, 1.0):
+        msg = f"seed {bad!r} is outside gensim's seed range 0..4294967295 (numpy RandomState)"
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            check_vb_params({}, seed=bad)
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+                   random_state=bad, passes=1)
+    check_vb_params({}, seed=VB_SEED_MAX)
+    check_vb_params({"chunksize": None})  # seed not given: the spec's own check covers it
+
+
+def test_cgs_trains_every_iteration_and_only_yields_checkpoints_within_it(data):
+    """``fit_cgs(iterations=6, checkpoints=[2])`` stopped after 2 sweeps and returned that φ
+    (the last checkpoint), and a checkpoint beyond ``iterations`` was dropped without a word.
+    ``iterations`` is always the last checkpoint; one beyond it is refused."""
+    _, counts = data
+    common = dict(n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0)
+    seen = []
+    phi = fit_cgs(counts, iterations=6, checkpoints=[2],
+                  checkpoint=lambda p, i: seen.append(i["iteration"]), **common)
+    assert seen == [2, 6]
+    np.testing.assert_array_equal(phi, fit_cgs(counts, iterations=6, checkpoints=[6], **common))
+    with pytest.raises(ValueError, match=re.escape(
+            "checkpoints must lie in 1..iterations=5 (Gibbs sweeps), got 10")):
+        fit_cgs(counts, iterations=5, checkpoints=[2, 10], **common)
+
+
 def test_checkpoints_upto():
     assert checkpoints_upto(30) == [1, 2, 5, 10, 20, 30]
     assert checkpoints_upto(1000)[-3:] == [200, 500, 1000]

@@ -191,3 +191,18 @@ def test_cgs_spec_seed_outside_tomotopys_range_is_refused():
     assert str(e.value) == (f"seed {2**63} is outside tomotopy's seed range 0..{2**63 - 1} "
                             "(2**63 - 1)")
     assert RunSpec.from_json(_spec(method="cgs", seed=2**63 - 1)).seed == 2**63 - 1
+
+
+@pytest.mark.parametrize("method, message", [
+    ("vb_online", f"seed {2**32} is outside gensim's seed range 0..{2**32 - 1} (numpy RandomState)"),
+    ("same", "The 'random_state' parameter of SameLDA must be an int in the range "
+             "[0, 4294967295], an instance of 'numpy.random.mtrand.RandomState' or None. Got "
+             "4294967296 instead."),
+])
+def test_spec_seed_beyond_the_methods_range_is_refused_at_spec_time(method, message):
+    """A seed every method uses whole, or refused when the spec is read (not at fit): gensim
+    and SameLDA take seeds up to 2**32 - 1 (CGS: above)."""
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(method=method, seed=2**32))
+    assert str(e.value) == message
+    assert RunSpec.from_json(_spec(method=method, seed=2**32 - 1)).seed == 2**32 - 1

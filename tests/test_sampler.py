@@ -378,10 +378,12 @@ def test_bad_counts(X, pattern):
 
 @pytest.mark.parametrize("param", ["batch_size", "n_topics", "n_samples", "n_inner", "max_iter",
                                    "schedule_steps", "doc_topic_prior", "topic_word_prior",
-                                   "learning_decay", "learning_offset", "learning_power"])
+                                   "learning_decay", "learning_offset", "learning_power",
+                                   "random_state"])
 def test_booleans_are_not_numbers(param):
     """Item 10: ``SameLDA(batch_size=True)`` was read as one document per minibatch (True is
-    an Integral in Python).  No numeric parameter takes a bool."""
+    an Integral in Python), ``SameLDA(random_state=True)`` as seed 1.  No numeric parameter
+    takes a bool."""
     with pytest.raises(ValueError, match=rf"The '{param}' parameter of SameLDA must be .* Got "
                                          r"True instead\."):
         SameLDA(**{param: True}).fit(X_OK)
@@ -406,6 +408,34 @@ def test_values_that_are_not_counts_warn():
         warnings.simplefilter("error", CountsWarning)
         for counts in (X, X.astype(np.float32), X.toarray().astype(float)):
             SameLDA(n_topics=2, max_iter=1, random_state=0).fit(counts)
+
+
+def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
+    """Item 16: the fit's memory is checked before allocation against what is available; θ
+    (D × K float32) counts only when it is kept and held in RAM, not when it is file-backed
+    (beyond THETA_MMAP_BYTES) or not kept."""
+    from types import SimpleNamespace
+
+    import psutil
+
+    import same.backend
+    import same.sampler
+    from same.memory import fit_memory_lower_bound
+
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]]))
+    phi_only = fit_memory_lower_bound("same", 4, 3)
+    assert fit_memory_lower_bound("same", 4, 3, 3) == phi_only + 3 * 4 * 4
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: SimpleNamespace(available=phi_only))
+    with pytest.raises(MemoryError, match=r"^same with n_topics=4 × 3 words: its φ arrays and θ "
+                                          r"of 3 documents need at least 0\.0 GiB, more than the "
+                                          r"0\.0 GiB available; use fewer topics or a smaller "
+                                          r"vocabulary$"):
+        SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
+    SameLDA(n_topics=4, max_iter=1, keep_doc_topic=False).fit(X)
+    for module in (same.sampler, same.backend):  # θ of any size in a file-backed map
+        monkeypatch.setattr(module, "THETA_MMAP_BYTES", 0)
+    m = SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
+    assert isinstance(m._doc_topic, np.memmap)
 
 
 def test_dense_and_sparse_input_agree():
