@@ -131,7 +131,20 @@ def _warn_if_not_counts(X: sp.csr_matrix, name: str, who: str) -> None:
         warnings.warn(f"{name} holds non-integer values (e.g. {X.data[frac[0]]:g}): {who} reads "
                       f"each as a number of tokens, so {name} holds {total:.4g} tokens in "
                       f"{docs} documents ({total / docs:.3g} per document); pass word counts",
-                      CountsWarning, stacklevel=4)
+                      CountsWarning, stacklevel=_outside_package())
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of a warning raised by this module's caller that names the first
+    frame outside the ``same`` package (the user's call of fit, partial_fit, transform...)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2  # the function that calls warnings.warn, level 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_count_bound(X, bounds, n_samples: float, m_schedule: str) -> None:

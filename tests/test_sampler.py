@@ -402,8 +402,9 @@ def test_values_that_are_not_counts_warn():
     with pytest.warns(CountsWarning, match=r"^X holds non-integer values \(e\.g\. 1e-06\): "
                                            r"SameLDA reads each as a number of tokens, so X holds "
                                            r"1.1e-05 tokens in 3 documents \(3.67e-06 per "
-                                           r"document\); pass word counts$"):
+                                           r"document\); pass word counts$") as caught:
         SameLDA(n_topics=2, max_iter=1, random_state=0).fit(1e-6 * X)
+    assert caught[0].filename == __file__  # the warning names the user's line, not ours
     with warnings.catch_warnings():
         warnings.simplefilter("error", CountsWarning)
         for counts in (X, X.astype(np.float32), X.toarray().astype(float)):
