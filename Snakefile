@@ -7,7 +7,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from same.runs import check_config, config_error_line
+from same.config import check_config, config_error_line
 
 min_version("8.0")
 

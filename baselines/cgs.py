@@ -65,7 +65,7 @@ def _topic_word(model, vocab_ids: np.ndarray, n_words: int, topic_word_prior: fl
 def check_cgs_params(params: dict, seed) -> None:
     """Check a CGS run's seed and the settings its spec gives (``iterations``,
     ``checkpoints``, ``threads``; other keys are checked by the spec).  The one check, used by
-    :func:`iter_cgs` and by :meth:`same.runs.RunSpec.validate`.
+    :func:`iter_cgs` and by :meth:`same.spec.RunSpec.validate`.
 
     Raises
     ------

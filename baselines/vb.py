@@ -50,7 +50,7 @@ def check_vb_params(params: dict, seed=None) -> None:
     checked by the spec): ``chunksize`` None or a positive integer, ``iterations`` a positive
     integer (not a bool, not a string); and ``seed`` when given: an integer in
     0..:data:`VB_SEED_MAX`.  The one check, used by :func:`iter_vb` and by
-    :meth:`same.runs.RunSpec.validate`.
+    :meth:`same.spec.RunSpec.validate`.
 
     Raises
     ------

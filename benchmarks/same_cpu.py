@@ -228,7 +228,7 @@ def crossing(trace: dict, target: float) -> dict:
 def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
             cgs_iterations: int, work: Path) -> dict:
     """Time-to-quality of SAME (summed) against tomotopy CGS, and the VB lls (see module)."""
-    from same.runs import RunSpec
+    from same.spec import RunSpec
 
     def spec(method, label, threads, budget, **params):
         return RunSpec(method=method, n_topics=n_topics, doc_topic_prior=0.1,

@@ -75,7 +75,7 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
         evaluate(phi, 0.1, split)
     else:
         from same.methods import checkpoints
-        from same.runs import RunSpec
+        from same.spec import RunSpec
 
         split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         method, params = step, {}

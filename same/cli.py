@@ -34,7 +34,7 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The argument parser (every option has help and shows its default)."""
     from .corpus import REGISTRY
-    from .runs import METHODS
+    from .spec import METHODS
 
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
     sub = ap.add_subparsers(dest="command", required=True,
@@ -86,7 +86,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 
 def _read_spec(text: str):
-    from .runs import RunSpec
+    from .spec import RunSpec
 
     if text.startswith("@"):
         path = Path(text[1:])

@@ -3,7 +3,7 @@
 A method is a function ``(X, spec, points) -> iterator of (φ, info)``:
 
 - ``X`` : csr_matrix (n_docs, n_words), the training counts of the split;
-- ``spec`` : :class:`same.runs.RunSpec` (K, α, β, seed, budget, threads, backend, params);
+- ``spec`` : :class:`same.spec.RunSpec` (K, α, β, seed, budget, threads, backend, params);
 - ``points`` : the passes (Gibbs iterations for CGS) at which φ is wanted;
 - yields φ (n_topics, n_words, float64, rows sum to 1) and an info dict with
   ``pass``, ``iteration``, ``tokens_seen``, ``samples_per_word``, ``train_seconds``

@@ -1,6 +1,6 @@
 """The one runner used for every method: train → checkpoints → evaluate → write.
 
-Given a :class:`same.runs.RunSpec` (method, K, α, β, seed, budget, params) it trains, exports φ at
+Given a :class:`same.spec.RunSpec` (method, K, α, β, seed, budget, params) it trains, exports φ at
 checkpoints, scores each with the shared evaluator (:func:`same.evaluate.evaluate`),
 and writes into ``out_dir`` (by convention ``results/<dataset>/<label>/K<K>/seed<seed>/``):
 
@@ -33,7 +33,7 @@ from .memory import check_fit_memory
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
 from .rundir import RUN_KIND, TRACE_COLUMNS, trace_text, writing_run_dir
-from .runs import RunSpec
+from .spec import RunSpec
 from .split import HeldOutSplit, load_split, train_subset
 
 __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",

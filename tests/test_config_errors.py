@@ -1,6 +1,6 @@
 """Bad or colliding workflow configs end in one line naming the key (issue 27).
 
-The checks run in :func:`same.runs.check_config` (and :func:`same.runs.plan_runs`, for the
+The checks run in :func:`same.config.check_config` (and :func:`same.runs.plan_runs`, for the
 run table itself); the workflow calls them at parse time, before any job
 (``tests/test_workflow.py::test_config_errors_are_one_line_before_any_job`` runs Snakemake).
 """
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from same.runs import check_config, plan_runs, sensitivity_runs
+from same.config import check_config
+from same.runs import plan_runs, sensitivity_runs
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "config/config.schema.yaml"
