@@ -208,7 +208,7 @@ def check_array(a, name: str, where: str, *, ndim: int, kind: str = "iuf",
     ArtefactError
         ``"{where}: {name} ..."`` naming what is wrong.
     """
-    a = np.asarray(a) if not isinstance(a, np.ndarray) else a
+    a = np.asarray(a)
     if a.ndim != ndim:
         raise ArtefactError(f"{where}: {name} has {a.ndim} dimensions, expected {ndim}")
     if a.dtype.kind not in kind:

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
-           "DeviceBatches", "doc_topic_store", "THETA_MMAP_BYTES"]
+           "DeviceBatches", "doc_topic_store", "doc_topic_in_ram", "THETA_MMAP_BYTES"]
 
 BACKENDS = ("numpy", "cupy")
 #: θ of the training documents (float32, n_docs × K) above this size lives in a temporary
@@ -171,11 +171,17 @@ class DeviceBatches:
             yield a, b, dev
 
 
+def doc_topic_in_ram(n_docs: int, n_topics: int, xp) -> bool:
+    """Whether :func:`doc_topic_store` keeps θ in host RAM: on NumPy up to
+    :data:`THETA_MMAP_BYTES` (above, in a mapped file; on CuPy, on the GPU)."""
+    return xp is np and n_docs * n_topics * 4 <= THETA_MMAP_BYTES
+
+
 def doc_topic_store(n_docs: int, n_topics: int, xp):
     """θ of the training documents, (n_docs, n_topics) float32 initialised to 1: a backend
     array, or on NumPy above :data:`THETA_MMAP_BYTES` a ``np.memmap`` of an anonymous
     temporary file (deleted when the array is)."""
-    if xp is np and n_docs * n_topics * 4 > THETA_MMAP_BYTES:
+    if xp is np and not doc_topic_in_ram(n_docs, n_topics, xp):
         import tempfile
 
         theta = np.memmap(tempfile.TemporaryFile(prefix="same-theta-"), dtype=np.float32,

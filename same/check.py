@@ -2,9 +2,8 @@
 
 Each kind is checked by the one function that reads it for real (so ``check`` can never pass
 a file the reader would refuse): :func:`same.split.load_split`, :func:`same.runner.load_model`,
-:func:`same.scale_data.load_synthetic`, the parsed-corpus cache's structure
-(:func:`same.artefact.csr_from_parts`), and for a run folder :func:`same.rundir.check_trace`
-plus its model.
+:func:`same.scale_data.load_synthetic`, :func:`same.corpus.read_cache`, and for a run folder
+:func:`same.rundir.check_trace` plus its model.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def check_artefact(path: str | os.PathLike) -> str:
         The artefact fails a check (same.artefact.ArtefactError, same.rundir.RunDirError), or
         its kind cannot be told (one line naming the path).
     """
-    from .artefact import ArtefactError, csr_from_parts, open_npz
+    from .artefact import ArtefactError, open_npz
 
     path = Path(path)
     if path.is_dir() or path.name == "trace.csv":
@@ -68,13 +67,9 @@ def check_artefact(path: str | os.PathLike) -> str:
         load_synthetic(path)
         return "synthetic corpus"
     if "fingerprint" in names:
-        remedy = "delete it: the next load rebuilds it"
-        z = open_npz(path, "parsed-corpus cache", remedy,
-                     ("data", "indices", "indptr", "shape", "fingerprint"))
-        try:
-            csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
-        except ArtefactError as exc:
-            raise ArtefactError(f"{exc}; {remedy}") from None
+        from .corpus import read_cache
+
+        read_cache(path)
         return "parsed-corpus cache"
     open_npz(path, "same-lda artefact", "rewrite it with the command that made it", ())
     raise ArtefactError(f"{path}: not an artefact of same-lda (a split, model, synthetic corpus "

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .artefact import ArtefactError, csr_from_parts, npz_memmap, open_npz, save_npz
+from .artefact import ArtefactError, csr_from_parts, npz_memmap, open_npz, remedied, save_npz
 from .docword import CorpusFormatError, CorpusNotFoundError, read_docword, read_vocab
 from .download import cache_dir, fetch
 
@@ -43,12 +43,14 @@ __all__ = [
     "fetch",
     "load",
     "npz_memmap",
+    "read_cache",
     "read_docword",
     "read_vocab",
 ]
 
 UCI_BASE_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/"
 _PARSER_VERSION = 1  # bump when the cached arrays' meaning changes
+_CACHE_REMEDY = "delete it: the next load rebuilds it"
 
 
 
@@ -185,22 +187,35 @@ def _save_cache(path: Path, counts: sp.csr_matrix, fingerprint: str) -> None:
                     "fingerprint": np.asarray(fingerprint)})
 
 
+def read_cache(path: str | os.PathLike, mmap: bool = False) -> tuple[str, sp.csr_matrix]:
+    """(fingerprint of its source file, counts) of a parsed-corpus cache, after its seal and
+    structural checks (:mod:`same.artefact`).
+
+    Raises
+    ------
+    ArtefactError
+        Unsealed, seal mismatch, unreadable or malformed (one line naming the file).
+    """
+    z = open_npz(path, "parsed-corpus cache", _CACHE_REMEDY,
+                 ("fingerprint", "data", "indices", "indptr", "shape"), mmap=mmap)
+    with remedied(_CACHE_REMEDY):
+        return str(z["fingerprint"]), csr_from_parts(z["data"], z["indices"], z["indptr"],
+                                                     z["shape"], str(path))
+
+
 def _load_cache(path: Path, fingerprint: str, mmap: bool = False) -> sp.csr_matrix | None:
     """The parsed counts of a cache file, or None when it is absent, stale (another source
     file) or fails any check (seal, structure): derived data is rebuilt, never trusted."""
     if not path.is_file():
         return None
     try:
-        z = open_npz(path, "parsed-corpus cache", "rebuilding it",
-                     ("fingerprint", "data", "indices", "indptr", "shape"), mmap=mmap)
-        if str(z["fingerprint"]) != fingerprint:
-            return None
-        return csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
+        cached_fp, counts = read_cache(path, mmap)
     except ArtefactError as exc:
-        msg = str(exc).removeprefix(f"{path}: ").removesuffix("; rebuilding it")
+        msg = str(exc).removeprefix(f"{path}: ").removesuffix(f"; {_CACHE_REMEDY}")
         warnings.warn(f"{path}: unreadable parsed-corpus cache ({msg}); rebuilding it",
                       CacheWarning, stacklevel=3)
         return None
+    return counts if cached_fp == fingerprint else None
 
 
 # --------------------------------------------------------------------------- public loader

@@ -30,17 +30,25 @@ def fit_memory_lower_bound(method: str, n_topics: int, n_words: int,
             + int(n_docs_in_ram) * int(n_topics) * 4)
 
 
-def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_in_ram: int = 0) -> None:
+def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int = 0,
+                     xp=None) -> None:
     """Refuse a fit whose :func:`fit_memory_lower_bound` exceeds the memory available now
-    (``psutil.virtual_memory().available``).
+    (``psutil.virtual_memory().available``).  θ of ``n_docs_kept`` documents counts when
+    :func:`same.backend.doc_topic_in_ram` says it is held in host RAM on backend ``xp``
+    (default NumPy).
 
     Raises
     ------
     MemoryError
         One line naming K, W, the bound and what is available.
     """
+    import numpy as np
     import psutil
 
+    from .backend import doc_topic_in_ram
+
+    in_ram = doc_topic_in_ram(n_docs_kept, n_topics, np if xp is None else xp)
+    n_docs_in_ram = n_docs_kept if in_ram else 0
     need = fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram)
     have = psutil.virtual_memory().available
     if need > have:

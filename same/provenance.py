@@ -18,13 +18,20 @@ _PACKAGES = ("same-lda", "numpy", "scipy", "numba", "pyarrow", "pooch", "gensim"
              "snakemake", "cupy-cuda12x", "cupy-cuda13x")
 
 
+#: What "-dirty" is about: the code and workflow, not the results and figures they write.
+_CODE_PATHS = ("same", "baselines", "benchmarks", "workflow", "config", "Snakefile",
+               "pyproject.toml")
+
+
 def _git_commit(cwd: Path) -> str | None:
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
                              text=True, timeout=10)
         if rev.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+        # dirty: the code differs from the commit (outputs being regenerated do not count)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                *(f":(top){p}" for p in _CODE_PATHS)], cwd=cwd,
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return rev.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):

@@ -202,9 +202,9 @@ def trace_text(rows) -> str:
     return buf.getvalue()
 
 
-def check_trace(trace_path: str | os.PathLike) -> dict:
-    """Check a run's trace.csv against its meta.json before any report reads it; returns the
-    meta.
+def check_trace(trace_path: str | os.PathLike) -> tuple[dict, str]:
+    """Check a run's trace.csv against its meta.json before any report reads it; returns
+    (meta, the trace's text), so the reader parses what was checked without reading again.
 
     Checked: meta.json is a fit's (:func:`read_meta`) and records the trace's SHA-256, which
     matches; the header is :data:`TRACE_COLUMNS`; the passes are exactly the checkpoints the
@@ -231,7 +231,8 @@ def check_trace(trace_path: str | os.PathLike) -> dict:
     if hashlib.sha256(raw).hexdigest() != meta["trace_sha256"]:
         raise RunDirError(f"{path}: does not match the SHA-256 its meta.json records (changed "
                           f"or damaged since the fit wrote it); {_REMEDY}")
-    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"))))
+    text = raw.decode("utf-8", errors="replace")  # any damage then fails the checks below
+    rows = list(csv.reader(io.StringIO(text)))
     if not rows or tuple(rows[0]) != TRACE_COLUMNS:
         raise RunDirError(f"{path}: header is not {','.join(TRACE_COLUMNS)}; {_REMEDY}")
     settings = meta.get("settings") or {}
@@ -250,7 +251,7 @@ def check_trace(trace_path: str | os.PathLike) -> dict:
     bad = [p for p, ll in zip(passes, lls) if not math.isfinite(ll)]
     if bad:
         raise RunDirError(f"{path}: ll is not finite at pass {bad[0]}; {_REMEDY}")
-    return meta
+    return meta, text
 
 
 def _span(points: list[int]) -> str:

@@ -24,14 +24,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
-from .backend import (
-    THETA_MMAP_BYTES,
-    DeviceBatches,
-    doc_topic_store,
-    get_xp,
-    to_backend,
-    to_numpy,
-)
+from .backend import DeviceBatches, doc_topic_store, get_xp, to_backend, to_numpy
 from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
 from .inference import FoldInMixin
 from .memory import check_fit_memory
@@ -183,21 +176,17 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return minibatch_ranges(self.batch_size, n_docs)
 
     # ------------------------------------------------------------------ training
-    def _begin(self, X: sp.csr_matrix, corpus_tokens: float | None) -> None:
-        """Fresh state: φ initialised from X's word counts, counters at zero."""
+    def _begin(self, X: sp.csr_matrix, corpus_tokens: float | None, keep: bool) -> None:
+        """Fresh state (memory checked first): φ from X's word counts, θ if ``keep``, counters 0."""
         self._validate_params()
-        theta_in_ram = self.keep_doc_topic and X.shape[0] * int(self.n_topics) * 4 <= \
-            THETA_MMAP_BYTES
-        check_fit_memory("same", int(self.n_topics), X.shape[1],
-                         X.shape[0] if theta_in_ram else 0)
         xp = get_xp(self.backend)  # RuntimeError for cupy without a GPU
+        check_fit_memory("same", int(self.n_topics), X.shape[1], X.shape[0] if keep else 0, xp)
         rs = self.random_state
         self.random_state_ = (int(rs) if isinstance(rs, Integral) else
                               int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
         word_counts = word_totals(X)
         self._state = algorithm.init_state(word_counts, int(self.n_topics), self.random_state_, xp)
-        self._doc_topic = (doc_topic_store(X.shape[0], int(self.n_topics), xp)
-                           if self.keep_doc_topic else None)
+        self._doc_topic = doc_topic_store(X.shape[0], int(self.n_topics), xp) if keep else None
         self._corpus_tokens = corpus_tokens
         self._order = None
         self.n_iter_ = self.n_batch_iter_ = self.n_docs_seen_ = self.n_tokens_seen_ = 0
@@ -280,7 +269,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if every not in ("pass", "step"):
             raise ValueError(f"every must be 'pass' or 'step', got {every!r}")
         X = check_counts(self, X, reset=True)
-        self._begin(X, float(X.data.sum()))
+        self._begin(X, float(X.data.sum()), bool(self.keep_doc_topic))
         if self.shuffle:  # one seeded order for the whole fit (a reordered copy of X)
             self._order = np.random.default_rng(self.random_state_ ^ 0x5EED).permutation(
                 X.shape[0])
@@ -340,8 +329,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
         if first:
-            self._begin(X, None)
-            self._doc_topic = None
+            self._begin(X, None, keep=False)
         if corpus_tokens:
             self._corpus_tokens = float(corpus_tokens)
         xp = get_xp(self.backend)

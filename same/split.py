@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -66,6 +66,7 @@ class HeldOutSplit:
     seed: int
     test_fraction: float
     vocab_sha256: str
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_words(self) -> int:
@@ -77,16 +78,20 @@ class HeldOutSplit:
         return (self.test_observed + self.test_heldout).tocsr()
 
     def checksum(self) -> str:
-        """SHA-256 over every array and the provenance fields."""
-        h = hashlib.sha256()
-        h.update(f"{self.corpus}|{self.seed}|{self.test_fraction!r}|{self.vocab_sha256}".encode())
-        for m in (self.train, self.test_observed, self.test_heldout):
-            h.update(np.asarray(m.shape, dtype=np.int64).tobytes())
-            for a in (m.indptr, m.indices, m.data):
+        """SHA-256 over every array and the provenance fields; computed once per split (its
+        arrays are never changed), so verifying it at load and recording it costs one pass."""
+        if getattr(self, "_digest", None) is None:
+            h = hashlib.sha256()
+            h.update(f"{self.corpus}|{self.seed}|{self.test_fraction!r}|"
+                     f"{self.vocab_sha256}".encode())
+            for m in (self.train, self.test_observed, self.test_heldout):
+                h.update(np.asarray(m.shape, dtype=np.int64).tobytes())
+                for a in (m.indptr, m.indices, m.data):
+                    _hash_int64(h, a)
+            for a in (self.train_docs, self.test_docs):
                 _hash_int64(h, a)
-        for a in (self.train_docs, self.test_docs):
-            _hash_int64(h, a)
-        return h.hexdigest()
+            self._digest = h.hexdigest()
+        return self._digest
 
     def save(self, path: str | os.PathLike) -> str:
         """Write the split atomically as a sealed, uncompressed ``.npz``

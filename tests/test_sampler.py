@@ -420,7 +420,6 @@ def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
     import psutil
 
     import same.backend
-    import same.sampler
     from same.memory import fit_memory_lower_bound
 
     X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]]))
@@ -433,8 +432,7 @@ def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
                                           r"vocabulary$"):
         SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
     SameLDA(n_topics=4, max_iter=1, keep_doc_topic=False).fit(X)
-    for module in (same.sampler, same.backend):  # θ of any size in a file-backed map
-        monkeypatch.setattr(module, "THETA_MMAP_BYTES", 0)
+    monkeypatch.setattr(same.backend, "THETA_MMAP_BYTES", 0)  # θ of any size: file-backed
     m = SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
     assert isinstance(m._doc_topic, np.memmap)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Sequence
@@ -41,8 +42,8 @@ def load_traces(paths: Sequence[str | os.PathLike]):
     frames = []
     for p in paths:
         p = Path(p)
-        meta = check_trace(p)
-        df = pd.read_csv(p)
+        meta, text = check_trace(p)
+        df = pd.read_csv(io.StringIO(text))
         settings = meta["settings"]
         df["seed"] = settings["seed"]
         df["dataset"] = meta["dataset"]
