@@ -25,6 +25,9 @@ from same import kernels  # noqa: E402
 from same.kernels import cuda as kcuda  # noqa: E402
 
 kcuda.THREADS = 8
+# a small scratch budget caps the grids below the documents/words of the cases, so the
+# kernels' grid-stride loops (every block and thread visiting several) are exercised
+kcuda.SCRATCH_BYTES = 16 * 1024
 
 
 def problem(n_docs, n_words, n_topics, seed=0, empty_doc=True, long_doc=True, max_count=4,

@@ -72,3 +72,32 @@ def test_ptxas_rejects_broken_ptx():
 
     with pytest.raises(RuntimeError, match=r"ptxas -arch=sm_90 failed"):
         assemble(".version 8.0\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_kernel_stack_frames_are_small_for_every_k(ptx):
+    """Issue 28 item 5: the driver reserves a kernel's local frame for every thread an SM can
+    hold (2,048 × 132 SMs on an H100), so a 20 KiB frame cost about 6 GiB of device memory.
+    The K-long scratch lives in global arrays sized by the launch (its own cap below), so the
+    frame, read from ``ptxas -v``, does not grow with K: at most 4 KiB per thread."""
+    from same.kernels.ptx import stack_frames
+
+    cc, compiled = ptx
+    for name, texts in compiled.items():
+        for text in texts:
+            frames = stack_frames(text, f"sm_{cc[0]}{cc[1]}")
+            assert frames and max(frames) <= 4096, (name, frames)
+
+
+def test_scratch_is_capped_whatever_k():
+    """The global scratch of every sampling launch stays within SCRATCH_BYTES for every
+    K ≤ MAX_TOPICS, with at least one block of threads."""
+    import numpy as np
+
+    from same.kernels import cuda
+
+    for kernel, dtypes in cuda.SCRATCH.items():
+        per_topic = sum(np.dtype(d).itemsize for d in dtypes)
+        for k in (1, 5, 64, 256, 1000, cuda.MAX_TOPICS):
+            n = cuda.scratch_threads(kernel, k)
+            assert n % cuda.THREADS == 0 and n >= cuda.THREADS
+            assert n * k * per_topic <= cuda.SCRATCH_BYTES, (kernel, k)

@@ -14,9 +14,10 @@ numba-cuda's simulator in the test suite):
   μ_j in float64 (as the CPU), stored as float32 or float64.  Cost on a GPU: each thread
   reads a φ row of K values (coalesced only across topics of one thread: a warp reads 32
   rows), and θ_d from L1; no reduction across threads, so no warp shuffles are needed.
-- ``sample_accumulate``: one block per document, a thread per nonzero (striding), each
-  drawing its K counts into a local array (registers/local memory, K ≤ :data:`MAX_TOPICS`)
-  and adding the nonzero ones to T and P with ``atomicAdd`` on int32.  Atomics per sweep
+- ``sample_accumulate``: a block per document (blocks striding over documents once the grid
+  is capped by :data:`SCRATCH_BYTES`), a thread per nonzero (striding), each drawing its K
+  counts into its column of a global scratch array and adding the nonzero ones to T and P
+  with ``atomicAdd`` on int32.  Atomics per sweep
   ≤ 2 · (nonzero, topic) pairs with a positive draw; for a trained model most λ are tiny and
   the early exit skips them.
 - ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
@@ -39,20 +40,30 @@ import functools
 import types
 
 import numpy as np
-from numba import cuda, float32, float64, int32, int64  # importing touches no driver
+from numba import cuda  # importing touches no driver
 from numba.core import config
 
 from .elements import dot_f64, draw_at, element_counter, summed_p_word, summed_t_doc
 from .elements import poisson as poisson_draw
 
-#: Largest K the GPU sampling kernel supports (size of its per-thread local arrays).
+#: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
 #: Threads per block of the per-document kernels.
 THREADS = 128
+#: Global memory for the sampling kernels' per-thread scratch (K values of each array of
+#: :data:`SCRATCH` per thread); grids are capped so that it stays under this whatever K
+#: (K = 1024, 20 B per topic: 13,107 threads). Local arrays of K values would be reserved by
+#: the driver for every thread an SM can hold: about 6 GiB on an H100 at K = 1024.
+SCRATCH_BYTES = 256 << 20
+#: kernel → dtypes of its scratch arrays, each (K, threads) in global memory, column t for
+#: thread t (neighbouring threads, neighbouring addresses: coalesced like local memory).
+SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32),
+           "summed_t_sweeps": (np.float32, np.float64, np.int64, np.int32),
+           "summed_p_sweep": (np.float32, np.float64, np.int64)}
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "word_order", "MAX_TOPICS", "THREADS", "signatures", "kernel_functions",
-           "python_twins"]
+           "word_order", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
+           "signatures", "kernel_functions", "python_twins"]
 
 
 # The kernels as plain Python functions; :func:`kernel_functions` JIT-compiles them for the
@@ -65,22 +76,20 @@ def sddmm_kernel(indptr, indices, theta, phi_t, out):  # pragma: no cover - devi
 
 
 def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out, p_out,
-                  accumulate, pool_max):  # pragma: no cover - device code
-    d = cuda.blockIdx.x
+                  accumulate, pool_max, cum, guide, z):  # pragma: no cover - device code
     n_topics = theta.shape[1]
-    cum = cuda.local.array(MAX_TOPICS, float64)
-    guide = cuda.local.array(MAX_TOPICS, int64)
-    z = cuda.local.array(MAX_TOPICS, int32)
-    for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
-        if mu[j] > 0.0:
-            w = indices[j]
-            if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
-                       cum[:n_topics], guide[:n_topics], z[:n_topics]):
-                for k in range(n_topics):
-                    if z[k] > 0:
-                        cuda.atomic.add(t_out, (d, k), z[k])
-                        if accumulate:
-                            cuda.atomic.add(p_out, (w, k), z[k])
+    t = cuda.grid(1)  # this thread's column of the scratch arrays
+    for d in range(cuda.blockIdx.x, indptr.shape[0] - 1, cuda.gridDim.x):
+        for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
+            if mu[j] > 0.0:
+                w = indices[j]
+                if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
+                           cum[:n_topics, t], guide[:n_topics, t], z[:n_topics, t]):
+                    for k in range(n_topics):
+                        if z[k, t] > 0:
+                            cuda.atomic.add(t_out, (d, k), z[k, t])
+                            if accumulate:
+                                cuda.atomic.add(p_out, (w, k), z[k, t])
 
 
 def poisson_kernel(lam, key, out):  # pragma: no cover - device code
@@ -90,27 +99,23 @@ def poisson_kernel(lam, key, out):  # pragma: no cover - device code
 
 
 def summed_t_kernel(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                    doc_topic_prior, keys, ratio_out, pool_max):  # pragma: no cover - device
+                    doc_topic_prior, keys, ratio_out, pool_max, acc, cum, guide,
+                    t_row):  # pragma: no cover - device code
     n_topics = theta.shape[1]
-    acc = cuda.local.array(MAX_TOPICS, float32)
-    cum = cuda.local.array(MAX_TOPICS, float64)
-    guide = cuda.local.array(MAX_TOPICS, int64)
-    t_row = cuda.local.array(MAX_TOPICS, int32)
-    for d in range(cuda.grid(1), indptr.shape[0] - 1, cuda.gridsize(1)):
+    t = cuda.grid(1)
+    for d in range(t, indptr.shape[0] - 1, cuda.gridsize(1)):
         summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                     doc_topic_prior, keys, ratio_out, pool_max, acc[:n_topics],
-                     cum[:n_topics], guide[:n_topics], t_row[:n_topics])
+                     doc_topic_prior, keys, ratio_out, pool_max, acc[:n_topics, t],
+                     cum[:n_topics, t], guide[:n_topics, t], t_row[:n_topics, t])
 
 
 def summed_p_kernel(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key, p_out,
-                    pool_max):  # pragma: no cover - device code
+                    pool_max, acc, cum, guide):  # pragma: no cover - device code
     n_topics = theta.shape[1]
-    acc = cuda.local.array(MAX_TOPICS, float32)
-    cum = cuda.local.array(MAX_TOPICS, float64)
-    guide = cuda.local.array(MAX_TOPICS, int64)
-    for w in range(cuda.grid(1), col_ptr.shape[0] - 1, cuda.gridsize(1)):
+    t = cuda.grid(1)
+    for w in range(t, col_ptr.shape[0] - 1, cuda.gridsize(1)):
         summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
-                      p_out, pool_max, acc[:n_topics], cum[:n_topics], guide[:n_topics])
+                      p_out, pool_max, acc[:n_topics, t], cum[:n_topics, t], guide[:n_topics, t])
 
 
 def python_twins() -> dict:
@@ -151,21 +156,25 @@ def _kernel_sources() -> dict:
 def signatures() -> dict:
     """kernel name → the argument types it is launched with (every one is compiled to PTX)."""
     from numba import types as t
+    from numba.np.numpy_support import from_dtype
 
     csr = (t.int64[::1], t.int32[::1])
     f32m, f64m = t.float32[:, ::1], t.float64[:, ::1]
+    scratch = {name: tuple(from_dtype(np.dtype(d))[:, ::1] for d in dtypes)
+               for name, dtypes in SCRATCH.items()}
     return {
         "sddmm": [(*csr, f32m, f32m, t.float32[::1]), (*csr, f64m, f64m, t.float64[::1])],
         "sample_accumulate": [(*csr, t.float32[::1], f32m, f32m, t.float32[::1], t.float64,
                                t.uint64, t.int32[:, ::1], t.int32[:, ::1], t.boolean,
-                               t.float64)],
+                               t.float64, *scratch["sample_accumulate"])],
         "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
                           (t.float64[::1], t.uint64, t.int32[::1])],
         "summed_t_sweeps": [(*csr, t.float32[::1], f32m, f32m, t.float64, t.float64, t.float64,
-                             t.uint64[::1], t.float32[::1], t.float64)],
+                             t.uint64[::1], t.float32[::1], t.float64,
+                             *scratch["summed_t_sweeps"])],
         "summed_p_sweep": [(t.int64[::1], t.int64[::1], t.int64[::1], t.float32[::1],
                             t.float64[::1], f32m, f32m, t.float64, t.uint64, t.int32[:, ::1],
-                            t.float64)],
+                            t.float64, *scratch["summed_p_sweep"])],
     }
 
 
@@ -240,9 +249,11 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
     p_out[...] = 0
     if n_docs:
-        _launch("sample_accumulate", n_docs, THREADS, indptr, indices, _f32("data", data),
+        grid = min(n_docs, scratch_threads("sample_accumulate", n_topics) // THREADS)
+        _launch("sample_accumulate", grid, THREADS, indptr, indices, _f32("data", data),
                 theta, phi_t, _f32("mu", mu), np.float64(n_samples), np.uint64(key),
-                doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max))
+                doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max),
+                *_scratch(xp, "sample_accumulate", n_topics, grid * THREADS))
     return doc_topic_out, topic_word_out
 
 
@@ -258,10 +269,24 @@ def poisson(lam, key, out):
     return out
 
 
-def _per_thread_grid(n: int) -> tuple[int, int]:
-    """(blocks, threads) for one thread per item of ``n``."""
+def scratch_threads(kernel: str, n_topics: int) -> int:
+    """Most threads a launch of ``kernel`` may have for its scratch to fit in
+    :data:`SCRATCH_BYTES` (a multiple of :data:`THREADS`, at least one block)."""
+    per_thread = n_topics * sum(np.dtype(d).itemsize for d in SCRATCH[kernel])
+    return max(1, SCRATCH_BYTES // max(per_thread, 1) // THREADS) * THREADS
+
+
+def _scratch(xp, kernel: str, n_topics: int, n_threads: int) -> list:
+    """The scratch arrays of one launch: (K, threads) per dtype of :data:`SCRATCH`."""
+    return [xp.empty((n_topics, n_threads), dtype=d) for d in SCRATCH[kernel]]
+
+
+def _per_thread_grid(n: int, kernel: str, n_topics: int) -> tuple[int, int]:
+    """(blocks, threads) for a grid-stride loop over ``n`` items, one thread per item up to
+    the scratch cap of :func:`scratch_threads`."""
     threads = min(THREADS, max(n, 1))
-    return max(1, min((n + threads - 1) // threads, 65535)), threads
+    cap = max(1, scratch_threads(kernel, n_topics) // threads)
+    return max(1, min((n + threads - 1) // threads, 65535, cap)), threads
 
 
 def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
@@ -273,11 +298,13 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
     if theta.shape[1] > MAX_TOPICS:
         raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got "
                          f"{theta.shape[1]}")
-    grid, block = _per_thread_grid(theta.shape[0])
+    n_topics = theta.shape[1]
+    grid, block = _per_thread_grid(theta.shape[0], "summed_t_sweeps", n_topics)
     _launch("summed_t_sweeps", grid, block, indptr, indices, _f32("data", data),
             _f32("doc_topic", theta), _f32("topic_word_t", phi_t), np.float64(n_samples),
             np.float64(prior_scale), np.float64(doc_topic_prior),
-            xp.asarray(keys, dtype=xp.uint64), ratio_out, np.float64(pool_max))
+            xp.asarray(keys, dtype=xp.uint64), ratio_out, np.float64(pool_max),
+            *_scratch(xp, "summed_t_sweeps", n_topics, grid * block))
     return theta, ratio_out
 
 
@@ -302,8 +329,10 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     col_ptr, col_doc, col_nz = word_order(indptr, indices, n_words)
     counts = xp.bincount(xp.asarray(indices), weights=xp.asarray(data, dtype=xp.float64),
                          minlength=n_words)
-    grid, block = _per_thread_grid(n_words)
+    n_topics = theta.shape[1]
+    grid, block = _per_thread_grid(n_words, "summed_p_sweep", n_topics)
     _launch("summed_p_sweep", grid, block, col_ptr, col_doc, col_nz, _f32("ratio", ratio),
             counts, _f32("doc_topic", theta), _f32("topic_word_t", phi_t),
-            np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max))
+            np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max),
+            *_scratch(xp, "summed_p_sweep", n_topics, grid * block))
     return p_out

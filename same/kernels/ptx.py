@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import tempfile
 import types
 from pathlib import Path
 
-__all__ = ["compile_kernels", "ptxas_path", "assemble"]
+__all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames"]
 
 
 @contextlib.contextmanager
@@ -86,6 +87,11 @@ def assemble(ptx: str, arch: str = "sm_90") -> bytes:
     RuntimeError
         ptxas rejected the PTX (its message included).
     """
+    return _ptxas(ptx, arch)[0]
+
+
+def _ptxas(ptx: str, arch: str, *flags: str) -> tuple[bytes, str]:
+    """Run ``ptxas -arch=<arch> [flags]`` on PTX; (cubin, ptxas's messages)."""
     exe = ptxas_path()
     if exe is None:
         raise FileNotFoundError("ptxas not found: pip install 'numba-cuda[cu12]' (it brings "
@@ -93,11 +99,29 @@ def assemble(ptx: str, arch: str = "sm_90") -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
         src.write_text(ptx)
-        res = subprocess.run([exe, f"-arch={arch}", str(src), "-o", str(dst)],
+        res = subprocess.run([exe, f"-arch={arch}", *flags, str(src), "-o", str(dst)],
                              capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"ptxas -arch={arch} failed: {res.stderr.strip()}")
-        return dst.read_bytes()
+        return dst.read_bytes(), res.stderr + res.stdout
+
+
+_FRAME = re.compile(r"(\d+) bytes stack frame")
+
+
+def stack_frames(ptx: str, arch: str = "sm_90") -> list[int]:
+    """Per-thread stack frame (local memory, bytes) of every function in the PTX, as
+    ``ptxas -v`` reports it.  The driver reserves frame × the threads every SM can hold
+    (2,048 per SM, 132 SMs on an H100), so a frame of F bytes costs F × 270,336 bytes of
+    device memory while a kernel using it is loaded.
+
+    Raises
+    ------
+    FileNotFoundError, RuntimeError
+        As :func:`assemble`.
+    """
+    _, messages = _ptxas(ptx, arch, "-v")
+    return [int(n) for n in _FRAME.findall(messages)]
 
 
 def main(argv=None) -> int:
