@@ -7,6 +7,10 @@ import pandas as pd
 import pytest
 
 from same import report
+from same.report.verdicts import RULES, ClaimRule, Outcome, Verdict
+
+REPRODUCED, PARTLY = Outcome.REPRODUCED, Outcome.PARTLY
+NOT_REPRODUCED, NOT_TESTABLE = Outcome.NOT_REPRODUCED, Outcome.NOT_TESTABLE
 
 
 def curve(final, p, start=-8.0, tau=2.0):
@@ -57,13 +61,13 @@ INFO = {"m_runs": {1: "same_m1", 5: "same_m5", 20: "same_m20", 100: "same", 500:
         "fig1c": {"same": "same", "m1": "same_m1_long", "cgs": "cgs"}}
 
 
-def verdict(verdicts, claim):
-    return next(v.verdict for v in verdicts if v.claim == claim)
+def outcome(verdicts, claim):
+    return next(v.outcome for v in verdicts if v.claim == claim)
 
 
 def test_c1_reproduced_when_same_beats_vb_at_every_seed(tmp_path):
     verdicts = report.claims({"toy": {"df": frame(-7.55, -7.60), **INFO}}, tmp_path / "c.md", "s")
-    assert verdict(verdicts, "C1") == "reproduced"
+    assert outcome(verdicts, "C1") is REPRODUCED
     c1 = next(v for v in verdicts if v.claim == "C1")
     assert c1.dataset == "toy" and min(c1.numbers["same"]) > max(c1.numbers["vb_batch"])
     text = (tmp_path / "c.md").read_text()
@@ -75,56 +79,60 @@ def test_c1_reproduced_when_same_beats_vb_at_every_seed(tmp_path):
 
 def test_c1_not_reproduced_when_vb_is_better(tmp_path):
     verdicts = report.claims({"toy": {"df": frame(-7.70, -7.60), **INFO}}, tmp_path / "c.md", "s")
-    assert verdict(verdicts, "C1") == "not reproduced"
+    assert outcome(verdicts, "C1") is NOT_REPRODUCED
 
 
 def test_c6_not_testable_on_cpu_judged_on_gpu():
     c6 = report.CLAIM_FUNCTIONS["C6"]
-    assert c6(frame(-7.55, -7.60), INFO, "toy").verdict == "not testable here"
-    assert "t(100)/t(1) = 1.20" in c6(frame(-7.55, -7.60), INFO, "toy").ours[0]
-    gpu = frame(-7.55, -7.60, backend="cupy")
-    assert c6(gpu, INFO, "toy").verdict == "reproduced"  # 1.2/1.0 ≤ 2 and 2.0/1.2 ≥ 1.3
+    cpu = c6(frame(-7.55, -7.60), INFO, "toy")
+    assert cpu.outcome is NOT_TESTABLE
+    assert cpu.numbers["flat_ratio"] == pytest.approx(1.2)
+    assert cpu.numbers["steep_ratio"] == pytest.approx(2.0 / 1.2)
+    gpu = c6(frame(-7.55, -7.60, backend="cupy"), INFO, "toy")
+    assert gpu.outcome is REPRODUCED  # 1.2/1.0 ≤ 2 and 2.0/1.2 ≥ 1.3
+    assert not gpu.cpu_for_gpu_claim and not gpu.qualifiers
     flat = frame(-7.55, -7.60, times={1: 1.0, 5: 1.0, 20: 1.0, 100: 3.0, 500: 3.1},
                  backend="cupy")
-    assert c6(flat, INFO, "toy").verdict == "not reproduced"
+    v = c6(flat, INFO, "toy")
+    assert v.outcome is NOT_REPRODUCED and v.numbers["flat_ratio"] == pytest.approx(3.0)
 
 
 def test_c7_against_the_seed_noise():
     c7 = report.CLAIM_FUNCTIONS["C7"]
-    assert c7(frame(-7.55, -7.60), INFO, "toy").verdict == "reproduced"
+    assert c7(frame(-7.55, -7.60), INFO, "toy").outcome is REPRODUCED
     worse = frame(-7.55, -7.60, m_finals={1: -7.5, 5: -7.6, 20: -7.7, 500: -7.4})
-    assert c7(worse, INFO, "toy").verdict == "not reproduced"
+    assert c7(worse, INFO, "toy").outcome is NOT_REPRODUCED
     # m=20 → 100 drops 0.01, inside a noise of 2·√(2·0.02²/3) ≈ 0.033: not a violation
     dip = {1: -7.8, 5: -7.7, 20: -7.54, 500: -7.549}
-    assert c7(frame(-7.55, -7.60, m_finals=dip, seed_step=0.02), INFO, "toy").verdict == \
-        "reproduced"
+    assert c7(frame(-7.55, -7.60, m_finals=dip, seed_step=0.02), INFO, "toy").outcome is \
+        REPRODUCED
     # ... but with seeds 0.001 apart the same dip is real
-    assert c7(frame(-7.55, -7.60, m_finals=dip), INFO, "toy").verdict == "partly"
+    assert c7(frame(-7.55, -7.60, m_finals=dip), INFO, "toy").outcome is PARTLY
     # a large gain beyond m=100 (0.05 > max(0.01, noise)) fails "little gain"
     more = {1: -7.8, 5: -7.7, 20: -7.65, 500: -7.50}
-    assert c7(frame(-7.55, -7.60, m_finals=more), INFO, "toy").verdict == "partly"
+    assert c7(frame(-7.55, -7.60, m_finals=more), INFO, "toy").outcome is PARTLY
 
 
 def test_c8_multi_seed():
     c8 = report.CLAIM_FUNCTIONS["C8"]
     # invlinear ends 0.002 lower and starts higher (-7.9 vs -8.0 start): reproduced
-    assert c8(frame(-7.55, -7.60), INFO, "toy").verdict == "reproduced"
+    assert c8(frame(-7.55, -7.60), INFO, "toy").outcome is REPRODUCED
     # invlinear ends 0.02 higher: beyond the noise (seeds 0.001 apart) → "clearly better"
     better = frame(-7.55, -7.60, inv={"final": -7.53, "start": -7.9})
-    assert c8(better, INFO, "toy").verdict == "partly"
+    assert c8(better, INFO, "toy").outcome is PARTLY
     # ... but not when the final lls spread by 0.05 per seed (noise ≈ 0.08); the pass-1 lead
     # (≈ 0.07) stays outside that pass's smaller noise (≈ 0.03)
     noisy = frame(-7.55, -7.60, inv={"final": -7.53, "start": -7.9}, seed_step=0.05)
     v = c8(noisy, INFO, "toy")
     assert v.numbers["final_ll"]["invlinear"][2] == pytest.approx(curve(-7.43, 20, -7.9))
-    assert v.verdict == "reproduced"
+    assert v.outcome is REPRODUCED
     same_start = frame(-7.55, -7.60, inv={"final": -7.552, "start": -8.0})
-    assert c8(same_start, INFO, "toy").verdict == "partly"
+    assert c8(same_start, INFO, "toy").outcome is PARTLY
 
 
 def test_c9_needs_two_datasets(tmp_path):
     verdicts = report.claims({"toy": {"df": frame(-7.55, -7.60), **INFO}}, tmp_path / "c.md", "s")
-    assert verdict(verdicts, "C9") == "not testable here"
+    assert outcome(verdicts, "C9") is NOT_TESTABLE
 
 
 def test_table1_converge_target_and_paper_columns(tmp_path):
@@ -169,11 +177,12 @@ def test_c9_from_synthetic_sizes(tmp_path):
     info = {"toy": {"df": frame(-7.55, -7.60), **INFO}}
     linear = _scaling(tmp_path, [1.0, 2.02, 3.97, 8.1])
     verdict = report.claim_c9(info, linear)
-    assert verdict.verdict == "reproduced"
+    assert verdict.outcome is REPRODUCED
     assert "the fastest of the last 4 of 8 passes" in " ".join(verdict.ours)
     quadratic = _scaling(tmp_path, [1.0, 4.0, 16.0, 64.0])
-    assert report.claim_c9(info, quadratic).verdict == \
-        "not reproduced"
+    v = report.claim_c9(info, quadratic)
+    assert v.outcome is NOT_REPRODUCED and v.numbers["per_token_spread"] > RULES["C9"][
+        "max_spread_partly"]
 
 
 def test_scaling_interleaves_sizes_and_keeps_the_fastest_steady_pass():
@@ -195,11 +204,10 @@ def test_each_claim_function_on_its_own():
     for cid, fn in report.CLAIM_FUNCTIONS.items():
         v = fn(df, INFO, "toy")
         assert v.claim == cid and v.dataset == "toy"
-        assert v.verdict.split(" (")[0] in ("reproduced", "partly", "not reproduced",
-                                            "not testable here")
-        assert v.ours and v.paper and v.rule
+        assert isinstance(v.outcome, Outcome)
+        assert v.ours and v.paper and v.rule == RULES[cid].text
     assert report.CLAIM_FUNCTIONS["C8"](df, {**INFO, "schedule_runs": {"constant": "same"}},
-                                        "toy").verdict == "not testable here"
+                                        "toy").outcome is NOT_TESTABLE
 
 
 def test_c2_common_target():
@@ -217,9 +225,9 @@ def test_c2_common_target():
     assert c2.numbers["vb_batch"] == first(-7.65, tau=8.0) == 18
     assert c2.numbers["vb_online"] == pytest.approx(np.mean([first(-7.60 + 0.001 * s)
                                                              for s in range(3)]))
-    assert c2.verdict == "reproduced"  # SAME, VB online ≤ 4 passes, VB batch 18 ≥ 3 × 4
+    assert c2.outcome is REPRODUCED  # SAME, VB online ≤ 4 passes, VB batch 18 ≥ 3 × 4
     fast_batch = report.CLAIM_FUNCTIONS["C2"](frame(-7.55, -7.60), INFO, "toy")
-    assert fast_batch.verdict == "partly"  # batch slower than both, but not 3×
+    assert fast_batch.outcome is PARTLY  # batch slower than both, but not 3×
 
 
 def c5_same_seconds(df):
@@ -229,24 +237,61 @@ def c5_same_seconds(df):
 def test_c4_every_reached_combination():
     c4 = report.CLAIM_FUNCTIONS["C4"]
     both = c4(frame(-7.55, -7.60), INFO, "toy")  # SAME 1.2 s/pass, VB online 0.5 s/pass
-    assert both.verdict == "reproduced (CPU here; the paper's claim is about GPU)"
+    assert both.outcome is REPRODUCED and both.cpu_for_gpu_claim
+    assert not both.by_time_to_quality
     assert both.numbers["ratio"] == pytest.approx(
         c5_same_seconds(frame(-7.55, -7.60)) / report.table1_rows(frame(-7.55, -7.60))[1][
             "s_to_converge"])
     # VB online plateaus below CGS's ll (-7.62), SAME reaches it
     only_same = c4(frame(-7.55, -7.70, vb_online_final=-7.70), INFO, "toy")
-    assert only_same.verdict.startswith("reproduced") and only_same.numbers["ratio"] is None
+    assert only_same.outcome is REPRODUCED and only_same.numbers["ratio"] is None
+    assert not only_same.by_time_to_quality
+    # VB online reaches it, SAME does not: judged by time to SAME's final quality, which VB
+    # online (final -7.55) reaches long before SAME
     only_vb = c4(frame(-7.70, -7.55, vb_online_final=-7.55), INFO, "toy")
-    assert only_vb.verdict.startswith("not reproduced")
+    assert only_vb.outcome is NOT_REPRODUCED and only_vb.by_time_to_quality
+    assert only_vb.numbers["ratio"] > RULES["C4"]["max_ratio"]
+    assert "SAME did not reach CGS's ll" in only_vb.ours[0]
     # neither reaches CGS's ll: judged by the seconds to the lowest final ll of any seed of
     # the two; identical curve shapes at 1.2 vs 0.5 s/pass give a ratio of exactly 2.4
     neither = c4(frame(-7.70, -7.70), INFO, "toy")
-    assert neither.verdict == ("reproduced (by time to quality) (CPU here; the paper's claim is "
-                               "about GPU)")
+    assert neither.outcome is REPRODUCED
+    assert neither.by_time_to_quality and neither.cpu_for_gpu_claim
     assert neither.numbers["ratio"] == pytest.approx(1.2 / 0.5)
     assert "judged by time to quality" in neither.ours[0]
     gpu = c4(frame(-7.55, -7.60, backend="cupy"), INFO, "toy")
-    assert gpu.verdict == "reproduced"
+    assert gpu.outcome is REPRODUCED and not gpu.cpu_for_gpu_claim
+
+
+def test_rules_hold_each_number_once(monkeypatch):
+    """Each threshold is in the rule's text and is the number the claim function uses."""
+    for cid, rule in RULES.items():
+        assert "{" not in rule.text and cid in report.CLAIMS
+        for name in rule.thresholds:
+            assert "{" + name in rule.template, (cid, name)
+    assert "need ≤ 6 passes and VB batch ≥ 3× as many" in RULES["C2"].text
+    assert "t(100)/t(1) ≤ 2 and t(500)/t(100) ≥ 1.3" in RULES["C6"].text
+    assert "max(0.01, noise)" in RULES["C7"].text
+    # C4 with neither converging: SAME 2.4× slower to a common quality passes the 3× rule;
+    # with the rule's number made 2, the same traces fail it and the text says 2×
+    df = frame(-7.70, -7.70)
+    assert report.CLAIM_FUNCTIONS["C4"](df, INFO, "toy").outcome is REPRODUCED
+    monkeypatch.setitem(RULES, "C4", ClaimRule(RULES["C4"].template, {"max_ratio": 2}))
+    v = report.CLAIM_FUNCTIONS["C4"](df, INFO, "toy")
+    assert v.outcome is NOT_REPRODUCED and v.numbers["ratio"] == pytest.approx(2.4)
+    assert "under 2× online VB's" in v.rule
+
+
+def test_verdict_text_is_outcome_then_qualifiers(tmp_path):
+    """claims.md prints the outcome and each qualifier field that is set, in parentheses."""
+    v = Verdict("C4", "toy", Outcome.REPRODUCED, ("ours",), by_time_to_quality=True,
+                cpu_for_gpu_claim=True)
+    assert v.qualifiers == ("by time to quality", "CPU here; the paper's claim is about GPU")
+    text = report.render_claims([v], "s")
+    assert ("### C4 — SAME costs under 3× online VB's time to converge: **reproduced (by time "
+            "to quality) (CPU here; the paper's claim is about GPU)**") in text
+    assert "| C4 | toy: reproduced (by time to quality) (CPU here;" in text
+    assert f"- verdict rule: {RULES['C4'].text}" in text
 
 
 def test_c5_ratios_and_lower_bounds():
@@ -259,7 +304,7 @@ def test_c5_ratios_and_lower_bounds():
                                 "lower_bound": False}
     assert v.numbers["VB batch"] == {"ratio": pytest.approx(10.0 / c5_same_seconds(df)),
                                      "lower_bound": True}
-    assert v.verdict == "partly"  # faster than both, but not 50×
+    assert v.outcome is PARTLY  # faster than both, but not 50×
     assert "VB batch > " in v.ours[0]
     # SAME never reaches CGS's ll: times to SAME's own lowest final ll over seeds instead
     df = frame(-7.70, -7.60)
@@ -270,10 +315,10 @@ def test_c5_ratios_and_lower_bounds():
                                     g.sort_values("pass")["train_seconds"])
                           for _, g in df[df["label"] == lab].groupby("seed")])
             for lab in ("same", "cgs", "vb_batch")}
-    assert slow.numbers["by_time_to_quality"] is True
+    assert slow.by_time_to_quality
     assert slow.numbers["CGS"]["ratio"] == pytest.approx(secs["cgs"] / secs["same"])
     assert slow.numbers["VB batch"]["ratio"] == pytest.approx(secs["vb_batch"] / secs["same"])
-    assert slow.verdict == "not reproduced (by time to quality)"  # both reach it sooner
+    assert slow.outcome is NOT_REPRODUCED  # both reach it sooner
     assert "time to converge is undefined" in slow.ours[0]
 
 

@@ -10,8 +10,12 @@ from .paper import CONVERGED_EPS, METHOD_NAMES
 from .tables import table1_rows
 from .traces import final_lls, first_reach
 
-__all__ = ["fmt", "mean_range", "per_seed", "noise", "ref_sd", "passes_to", "table1_by_label",
-           "budget_seconds", "lowest_final", "sampler_text", "variant_lls", "mean_spread"]
+__all__ = ["NOISE_STANDARD_ERRORS", "fmt", "mean_range", "per_seed", "noise", "ref_sd",
+           "passes_to", "table1_by_label", "budget_seconds", "lowest_final", "sampler_text",
+           "variant_lls", "mean_spread"]
+
+#: A difference of seed means is noise up to this many of its standard errors (C7, C8).
+NOISE_STANDARD_ERRORS = 2
 
 
 def fmt(x, nd=4) -> str:
@@ -33,9 +37,10 @@ def per_seed(df, label: str, at: str = "last") -> np.ndarray:
 
 
 def noise(a: np.ndarray, b: np.ndarray, ref_sd: float) -> float:
-    """Two standard errors of the difference of two seed means (``ref_sd`` for a lone seed)."""
+    """:data:`NOISE_STANDARD_ERRORS` standard errors of the difference of two seed means
+    (``ref_sd`` for a lone seed)."""
     var = [x.var(ddof=1) if len(x) > 1 else ref_sd ** 2 for x in (a, b)]
-    return float(2 * np.sqrt(var[0] / len(a) + var[1] / len(b)))
+    return float(NOISE_STANDARD_ERRORS * np.sqrt(var[0] / len(a) + var[1] / len(b)))
 
 
 def ref_sd(df) -> float:

@@ -1,13 +1,16 @@
-"""``claims.md`` rendered from :class:`~same.report.claims.Verdict` objects."""
+"""``claims.md`` rendered from :class:`~same.report.verdicts.Verdict` objects: each verdict's
+outcome and qualifiers (:attr:`~same.report.verdicts.Verdict.verdict`), our numbers, the
+paper's, and the claim's rule with its thresholds (:data:`~same.report.verdicts.RULES`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..atomic import atomic_write
-from .claims import Verdict, claim_c9, judge_dataset
+from .claims import claim_c9, judge_dataset
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
+from .verdicts import Verdict
 
 __all__ = ["render_claims", "claims"]
 
