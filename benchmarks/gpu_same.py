@@ -7,6 +7,8 @@ Writes ``results/gpu/same_<shape>_<backend>.json``:
 - per-kernel device time (CUDA events, after warm-up) of SDDMM and the Poisson
   sample-and-accumulate on one minibatch, the bytes each must move, and the
   fraction of the measured device copy bandwidth that this corresponds to;
+- the agreement of the backend's counts with the CPU kernels' on one minibatch
+  (:func:`agreement`: identical except where rounding flips a draw);
 - the device name, driver and runtime versions, CuPy version, commit.
 
 On a GPU machine:
@@ -115,6 +117,38 @@ def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
     return out
 
 
+def agreement(xp, counts, n_topics, n_samples=100.0, key=7) -> dict:
+    """How far the backend's counts agree with the CPU kernels' on one minibatch, for the same
+    θ, φ, μ-inputs and key (README "GPU"): the kernels share the per-element code and counter
+    streams, but NVVM fuses multiply-adds and libdevice's exp/log are not glibc's, so μ and λ
+    may differ in the last bits and a draw near a CDF step can come out one count apart.
+
+    Returns the largest relative μ difference and, for T and P of one per-nonzero sweep, the
+    share of cells equal and the relative difference of the totals (1.0, 1.0, 0 on NumPy).
+    """
+    from same import kernels
+    from same.backend import to_backend, to_numpy
+
+    rng = np.random.default_rng(1)
+    host = counts.astype(np.float32)
+    theta = (rng.dirichlet(np.full(n_topics, 0.1), size=host.shape[0]) + 0.1).astype(np.float32)
+    phi_t = np.ascontiguousarray(rng.dirichlet(np.full(host.shape[1], 0.05), size=n_topics).T,
+                                 dtype=np.float32)
+    out = {}
+    for name, x in (("cpu", np), ("backend", xp)):
+        blk, th, ph = to_backend(host, x), to_backend(theta, x), to_backend(phi_t, x)
+        mu = kernels.sddmm(blk.indptr, blk.indices, th, ph)
+        T, P = x.empty(th.shape, dtype=x.int32), x.empty(ph.shape, dtype=x.int32)
+        kernels.sample_accumulate(blk.indptr, blk.indices, blk.data, th, ph, mu, n_samples, key,
+                                  T, P)
+        out[name] = [to_numpy(a).astype(np.float64) for a in (mu, T, P)]
+    (mu0, t0, p0), (mu1, t1, p1) = out["cpu"], out["backend"]
+    return {"n_samples": n_samples, "nnz": int(host.nnz),
+            "mu_max_relative_difference": float(np.max(np.abs(mu1 - mu0) / mu0)),
+            "T_cells_equal": float(np.mean(t0 == t1)), "P_cells_equal": float(np.mean(p0 == p1)),
+            "T_total_relative_difference": float(abs(t1.sum() - t0.sum()) / t0.sum())}
+
+
 def _written_model(path: str = "results/gpu/model.json") -> dict | None:
     """The performance model of benchmarks/gpu_model.py, to put beside the measurements."""
     p = Path(path)
@@ -161,6 +195,7 @@ def main() -> None:
         "device": device_info(xp),
         "copy_bandwidth_bytes_per_s": bandwidth,
         "kernels": kernel_figures(xp, counts[:batch], args.n_topics, timer, bandwidth),
+        "agreement_with_cpu": agreement(xp, counts[:batch], args.n_topics),
         "seconds_per_pass": {},
     }
     for sampler in args.samplers:

@@ -12,7 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
-           "DeviceBatches", "doc_topic_store", "doc_topic_in_ram", "THETA_MMAP_BYTES"]
+           "DeviceBatches", "doc_topic_store", "doc_topic_host", "doc_topic_in_ram", "THETA_MMAP_BYTES",
+           "CUPY_SPARSE_DTYPES"]
 
 BACKENDS = ("numpy", "cupy")
 #: θ of the training documents (float32, n_docs × K) above this size lives in a temporary
@@ -69,8 +70,34 @@ def sparse_module(xp: types.ModuleType) -> types.ModuleType:
     return csp
 
 
+#: The only dtypes CuPy's sparse matrices hold (cupy#3650: integer matrices are refused).
+CUPY_SPARSE_DTYPES = tuple(np.dtype(t) for t in ("bool", "float32", "float64", "complex64",
+                                                  "complex128"))
+
+
+def _cupy_sparse_dtype(dtype, requested) -> np.dtype:
+    """The dtype a SciPy matrix of ``dtype`` becomes on CuPy: ``requested`` if given (it must
+    be one CuPy holds), else its own, with counts of other dtypes as float64 (exact to 2^53).
+
+    Raises
+    ------
+    ValueError
+        ``requested`` is a dtype CuPy's sparse matrices cannot hold.
+    """
+    if requested is not None:
+        if np.dtype(requested) not in CUPY_SPARSE_DTYPES:
+            raise ValueError(f"CuPy sparse matrices hold only {[str(d) for d in CUPY_SPARSE_DTYPES]}"
+                             f", not {np.dtype(requested)}")
+        return np.dtype(requested)
+    return np.dtype(dtype) if np.dtype(dtype) in CUPY_SPARSE_DTYPES else np.dtype(np.float64)
+
+
 def to_backend(a, xp: types.ModuleType, dtype=None):
-    """Move a dense or sparse array to ``xp`` (no copy when already there)."""
+    """Move a dense or sparse array to ``xp`` (no copy when already there).
+
+    A SciPy matrix goes to CuPy as CSR of ``dtype``, or without one as float64 when its own
+    dtype (int32 counts, say) is one CuPy's sparse matrices refuse (:data:`CUPY_SPARSE_DTYPES`).
+    """
     if xp is np:
         if array_module(a) is not np:
             a = a.get()
@@ -79,8 +106,7 @@ def to_backend(a, xp: types.ModuleType, dtype=None):
         return np.asarray(a, dtype=dtype)
     csp = sparse_module(xp)
     if sp.issparse(a):
-        a = csp.csr_matrix(a.tocsr().astype(dtype or a.dtype))
-        return a
+        return csp.csr_matrix(a.tocsr().astype(_cupy_sparse_dtype(a.dtype, dtype)))
     if csp.issparse(a):
         return a.astype(dtype) if dtype is not None and a.dtype != dtype else a
     return xp.asarray(a, dtype=dtype)
@@ -159,13 +185,15 @@ class DeviceBatches:
             indices = pinned_copy(slot, "indices", blk.indices.astype(np.int32, copy=False))
             indptr = pinned_copy(slot, "indptr", blk.indptr.astype(np.int32, copy=False))
             events[slot] = copy_stream.record()
-            dev = sparse_module(cp).csr_matrix((data, indices, indptr), shape=blk.shape)
-            return a, b, dev, events[slot]
+            return a, b, (data, indices, indptr), blk.shape, events[slot]
 
         nxt = stage(0) if self.bounds else None
         for i in range(len(self.bounds)):
-            a, b, dev, event = nxt
+            a, b, arrays, shape, event = nxt
+            # the compute stream waits for the copy before anything reads the block's arrays:
+            # CuPy's constructor itself reads indptr[0] and indptr[-1] on the current stream
             cp.cuda.get_current_stream().wait_event(event)
+            dev = sparse_module(cp).csr_matrix(arrays, shape=shape)
             if i + 1 < len(self.bounds):
                 nxt = stage(i + 1)  # overlaps with the compute queued on block i
             yield a, b, dev
@@ -175,6 +203,28 @@ def doc_topic_in_ram(n_docs: int, n_topics: int, xp) -> bool:
     """Whether :func:`doc_topic_store` keeps θ in host RAM: on NumPy up to
     :data:`THETA_MMAP_BYTES` (above, in a mapped file; on CuPy, on the GPU)."""
     return xp is np and n_docs * n_topics * 4 <= THETA_MMAP_BYTES
+
+
+def doc_topic_host(theta, order=None):
+    """θ of the training documents on the host in the corpus's row order, read-only.
+
+    Parameters
+    ----------
+    theta : (n_docs, K) float32 array of :func:`doc_topic_store`, or None (then None)
+    order : permutation the rows were trained in (row i is document ``order[i]``), or None
+
+    A NumPy θ in corpus order is returned as a read-only view, not a copy (θ can be 2× the
+    corpus at PubMed size); a CuPy θ is copied from the device at this call only.
+    """
+    if theta is None:
+        return None
+    if order is not None:
+        return to_numpy(theta)[np.argsort(order)]
+    if isinstance(theta, np.ndarray):
+        view = theta.view(np.ndarray)
+        view.flags.writeable = False
+        return view
+    return to_numpy(theta)
 
 
 def doc_topic_store(n_docs: int, n_topics: int, xp):

@@ -24,9 +24,10 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import algorithm
 from .algorithm import SAMPLERS, StepSettings
-from .backend import DeviceBatches, doc_topic_store, get_xp, to_backend, to_numpy
+from .backend import DeviceBatches, doc_topic_host, doc_topic_store, get_xp, to_backend, to_numpy
 from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
 from .inference import FoldInMixin
+from .kernels import raise_if_not_finite
 from .memory import check_fit_memory
 from .params import PARAMETER_CONSTRAINTS, m_at_step, minibatch_ranges, step_settings
 
@@ -116,8 +117,9 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     row_total_ : ndarray of shape (n_topics,)
         IncNorm's moving average of φ̂'s row totals.
     doc_topic_ : ndarray of shape (n_docs, n_topics) or None
-        Unnormalised θ per training document when ``keep_doc_topic`` (read-only; on the
-        NumPy backend a view of the sampler's θ, which is file-backed above 1 GiB).
+        Unnormalised θ per training document when ``keep_doc_topic``, on the host (read-only;
+        on the NumPy backend a view of the sampler's θ, which is file-backed above 1 GiB; on
+        CuPy copied from the GPU when read, never between passes).
     random_state_ : int
         The seed used.
     """
@@ -156,6 +158,12 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
+
+    @property
+    def doc_topic_(self):
+        if "_state" not in self.__dict__:
+            raise AttributeError("doc_topic_ is set by fit")
+        return doc_topic_host(self.__dict__.get("_doc_topic"), self.__dict__.get("_order"))
 
     @property
     def components_(self) -> np.ndarray:
@@ -214,6 +222,7 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                                                      theta)
         if xp is not np:
             xp.cuda.get_current_stream().synchronize()
+            raise_if_not_finite()  # the step's deferred checks, read after its sync
         self.train_seconds_ += time.perf_counter() - t0
         if theta is not None and doc_range is not None and self._doc_topic is not None:
             self._doc_topic[doc_range[0]:doc_range[1]] = theta
@@ -233,18 +242,6 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         phi = to_numpy(self._state.topic_word_t).T.astype(np.float64)
         self.topic_word_ = phi / phi.sum(axis=1, keepdims=True)
         self.row_total_ = to_numpy(self._state.row_total).astype(np.float64)
-        self.doc_topic_ = None
-        if self._doc_topic is not None:
-            order = getattr(self, "_order", None)
-            if order is not None:
-                self.doc_topic_ = to_numpy(self._doc_topic)[np.argsort(order)]
-            elif isinstance(self._doc_topic, np.ndarray):
-                # a read-only view, not a copy (θ can be 2× the corpus at PubMed size): it
-                # shows θ as of the last export while iter_fit runs, then the final θ
-                self.doc_topic_ = self._doc_topic.view(np.ndarray)
-                self.doc_topic_.flags.writeable = False
-            else:
-                self.doc_topic_ = to_numpy(self._doc_topic)
 
     def iter_fit(self, X, y=None, *, every: str = "pass"):
         """Train like :meth:`fit`, yielding after every pass (or minibatch step).

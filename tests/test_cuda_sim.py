@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,30 @@ def test_scratch_is_capped_whatever_k():
             n = cuda.scratch_threads(kernel, k)
             assert n % cuda.THREADS == 0 and n >= cuda.THREADS
             assert n * k * per_topic <= cuda.SCRATCH_BYTES, (kernel, k)
+
+
+_STRONG = re.compile(r"bit[- ]identical|bit for bit|same integer counts|no (fast-math or )?FMA",
+                     re.I)
+
+
+def test_the_cpu_gpu_promise_matches_the_ptx(ptx):
+    """Issue 28 item 4: NVVM contracts multiply-adds into fma (its default; numba-cuda has no
+    switch), so the README and the kernels' docstrings promise equal-in-distribution counts,
+    identical except where rounding flips a draw, and say bit-identical only of the
+    simulator. If the PTX ever loses its fma.rn.f32, this fails: the promise can be raised."""
+    from same.kernels import cpu, cuda, elements
+
+    cc, compiled = ptx
+    fused_f32 = sum(t.count("fma.rn.f32") for t in compiled["summed_t_sweeps"])
+    assert fused_f32 > 0, "no fused float32 multiply-add left: the promise can be stronger"
+    readme = (HERE.parent / "README.md").read_text()
+    docs = [readme, cuda.__doc__, elements.dot_seq.__doc__, elements.axpy.__doc__,
+            cpu.sddmm_csr.__doc__]
+    for doc in docs:
+        for sentence in re.split(r"(?<=[.;:])\s+", " ".join(doc.split())):
+            if _STRONG.search(sentence):
+                assert "simulator" in sentence or "thread" in sentence, sentence
+    for doc in (readme, cuda.__doc__):
+        flat = " ".join(doc.split())
+        assert "equal in distribution" in flat and "except where rounding flips a draw" in flat
+        assert "NVVM contracts multiply-adds" in flat

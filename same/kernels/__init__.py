@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backend import array_module
 from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
+from .finite import check_finite, raise_if_not_finite
 
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
 #: categorically; above it they are drawn one by one. Both are exact; the threshold only
@@ -24,7 +25,7 @@ from . import _cache  # noqa: F401  (first: every kernel module's cache is stamp
 POOL = 1.0
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "incnorm", "check_finite", "cuda_on_host", "POOL"]
+           "incnorm", "check_finite", "raise_if_not_finite", "cuda_on_host", "POOL"]
 
 _WORKSPACE: dict = {}  # reusable per-range P buffers of the CPU sweep, by shape
 _HOST_CUDA = False  # route NumPy arrays to the CUDA kernels (numba-cuda's simulator)
@@ -57,21 +58,6 @@ def _check(name, a, ndim, dtype_kind=None):
         raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
     if dtype_kind is not None and a.dtype.kind not in dtype_kind:
         raise ValueError(f"{name} has dtype {a.dtype}, expected kind {dtype_kind!r}")
-
-
-def check_finite(**arrays) -> None:
-    """Refuse NaN or infinite rates before sampling (a NaN λ would never leave PTRS).
-
-    Raises
-    ------
-    ValueError
-        Naming the first array that holds a NaN or an infinity.
-    """
-    for name, a in arrays.items():
-        xp = array_module(a)
-        if not bool(xp.isfinite(a).all()):
-            raise ValueError(f"{name} contains NaN or infinite values: refusing to sample "
-                             "(the model state is corrupt; check the input counts and priors)")
 
 
 def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):

@@ -40,8 +40,9 @@ def sddmm_csr(indptr, indices, theta, phi_t, out):  # pragma: no cover - compile
 
     indptr : (D+1,) int; indices : (nnz,) int word ids; theta : (D, K);
     phi_t : (W, K) C-contiguous (φ transposed); out : (nnz,) written in place.
-    Each μ_j is :func:`~same.kernels.elements.dot_f64`'s value bit for bit (the CUDA kernel's
-    and the evaluator's); four nonzeros of a document at a time (:func:`_dot_f64_4`).
+    Each μ_j is :func:`~same.kernels.elements.dot_f64`'s value bit for bit (the evaluator's,
+    and the CUDA kernel's under the simulator; on a GPU NVVM may fuse its multiply-adds);
+    four nonzeros of a document at a time (:func:`_dot_f64_4`).
     """
     for d in prange(indptr.shape[0] - 1):
         th = theta[d]

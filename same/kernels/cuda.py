@@ -3,9 +3,13 @@
 Every kernel here calls the per-element functions of :mod:`same.kernels.elements` -- the
 counter-based uniform, the exact Poisson draw, the draws of one (nonzero, topic) row with
 small-λ pooling, the μ of one nonzero -- which the CPU kernels (:mod:`same.kernels.cpu`)
-call too: one source, and given the same θ, φ, μ and key both produce the same integer
-counts (the only difference is how they are added up: per-thread buffers on the CPU,
-integer atomics here, both exact).
+call too: one source, one algorithm and the same counter streams, so the counts are equal in
+distribution to the CPU's and identical except where rounding flips a draw: NVVM contracts
+multiply-adds into ``fma`` (the PTX of the summed sweeps holds them) and libdevice's
+exp/log/lgamma are not glibc's, so μ and λ may differ in the last bits.  Under numba-cuda's
+simulator (Python arithmetic, as the CPU's) the counts are bit-identical to the CPU kernels'.
+How they are added up differs and is exact both ways: per-thread buffers on the CPU, integer
+atomics here.
 
 Kernels (signatures in :func:`signatures`, compiled to PTX for sm_80 and sm_90 and run under
 numba-cuda's simulator in the test suite):
@@ -63,7 +67,7 @@ SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32),
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
            "word_order", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
-           "signatures", "kernel_functions", "python_twins"]
+           "signatures", "kernel_functions", "python_twins", "stream_handle"]
 
 
 # The kernels as plain Python functions; :func:`kernel_functions` JIT-compiles them for the
@@ -190,8 +194,18 @@ def _launch(name: str, grid: int, block: int, *args):
     if xp is np:  # host arrays: the CUDA simulator (same.kernels.cuda_on_host)
         kernel[grid, block](*args)
         return
-    stream = cuda.external_stream(xp.cuda.get_current_stream().ptr)
+    stream = cuda.external_stream(stream_handle(xp.cuda.get_current_stream().ptr))
     kernel[grid, block, stream](*args)
+
+
+def stream_handle(ptr: int) -> int:
+    """The stream handle for a launch on CuPy's current stream of pointer ``ptr``.
+
+    numba-cuda exports each CuPy argument with ``__dlpack__(stream=<the launch's handle>)``.
+    CuPy gives its legacy default stream as pointer 0, which DLPack forbids for CUDA (0 is
+    ambiguous; 1 is the legacy default stream, 2 the per-thread one) and CuPy warns about at
+    every export.  So 0 becomes ``CU_STREAM_LEGACY`` (1), the same stream to the driver."""
+    return int(ptr) or 1
 
 
 def _xp(args):

@@ -240,7 +240,10 @@ def dot_seq(a, b):  # pragma: no cover - compiled
     summed sampler, float32 for θ·φ: K positive terms, relative error ~K·2^-24).
 
     The CPU computes many nonzeros at once (:func:`mu_columns`), the GPU one per call: the same
-    float32 multiplies and adds (no fast-math or FMA contraction), so the counts agree bit for bit.
+    float32 multiplies and adds in the same order.  On the CPU (LLVM, no fast-math) nothing is
+    contracted, so μ, and the counts, equal those of the CUDA kernels under numba-cuda's
+    simulator bit for bit; on a GPU NVVM contracts multiply-adds into ``fma`` (one rounding
+    instead of two), so μ may differ in the last bits and a draw near a CDF step may flip.
     """
     s = a.dtype.type(0.0)  # explicit, so NumPy's scalar rules agree when run as Python
     for k in range(a.shape[0]):
@@ -265,7 +268,8 @@ def mu_columns(theta_row, cols, n, mu):  # pragma: no cover - compiled
 
 @njit(inline="always", cache=True)
 def axpy(acc, r, x):  # pragma: no cover - compiled
-    """acc_k += r · x_k in acc's dtype (r, a float64, rounded to it first)."""
+    """acc_k += r · x_k in acc's dtype (r, a float64, rounded to it first); NVVM fuses each
+    into one ``fma`` on a GPU (see :func:`dot_seq`)."""
     rr = acc.dtype.type(r)
     for k in range(acc.shape[0]):
         acc[k] += rr * x[k]

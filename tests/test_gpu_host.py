@@ -1,0 +1,137 @@
+"""The cupy backend's host-side logic without a GPU (issue 28), on the stand-in of
+tests/fake_cupy.py: CuPy's sparse dtype rule, the order of copies, waits and reads in
+DeviceBatches, host synchronisations per step, θ kept on the device, the launch stream."""
+
+from __future__ import annotations
+
+import types
+
+import fake_cupy
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from same.synthetic import lda_corpus
+
+
+@pytest.fixture
+def cupy(monkeypatch):
+    return fake_cupy.install(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return lda_corpus(n_docs=120, n_words=60, n_topics=4, doc_length=40, seed=0).counts
+
+
+def _model(backend, **kw):
+    from same.sampler import SameLDA
+
+    kw = {"n_topics": 4, "n_samples": 5, "max_iter": 2, "batch_size": 40, "random_state": 3,
+          **kw}
+    return SameLDA(backend=backend, **kw)
+
+
+def test_stand_in_refuses_integer_matrices_as_cupy_does(cupy):
+    m = sp.random(5, 4, density=0.5, format="csr", random_state=0)
+    csp = __import__("cupyx.scipy.sparse").scipy.sparse
+    with pytest.raises(ValueError, match="Only bool, float32, float64"):
+        csp.csr_matrix(m.astype(np.int32))
+
+
+def test_integer_counts_reach_cupy_as_float(cupy, corpus):
+    """Item 1: every cupy entry point that takes counts (to_backend, the evaluator through
+    score/transform/heldout_score, partial_fit, fit's minibatches) hands CuPy a float matrix."""
+    from same.backend import to_backend
+    from same.evaluate import bidmach_loglik, heldout_loglik
+
+    X = corpus.astype(np.int32)
+    assert X.dtype == np.int32
+    dev = to_backend(X, cupy)
+    assert dev.dtype == np.float64 and (dev.get() != X).nnz == 0
+    assert to_backend(X, cupy, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="CuPy sparse matrices hold only"):
+        to_backend(X, cupy, dtype=np.int32)
+    model = _model("cupy").fit(X)
+    ref = _model("numpy").fit(X)
+    np.testing.assert_array_equal(model.topic_word_, ref.topic_word_)
+    half = X[:60], X[60:]
+    assert model.score(X) == pytest.approx(ref.score(X), rel=1e-12)
+    assert model.heldout_score(*half) == pytest.approx(ref.heldout_score(*half), rel=1e-12)
+    np.testing.assert_allclose(model.transform(X), ref.transform(X), rtol=1e-12)
+    phi = cupy.asarray(ref.topic_word_)
+    assert bidmach_loglik(phi, 0.1, X) == pytest.approx(bidmach_loglik(ref.topic_word_, 0.1, X))
+    assert heldout_loglik(phi, 0.1, *half) == pytest.approx(
+        heldout_loglik(ref.topic_word_, 0.1, *half))
+    _model("cupy").partial_fit(X[:40])
+
+
+def test_device_batches_wait_for_the_copy_before_reading_a_block(cupy, corpus):
+    """Item 2: no CSR construction (which reads indptr on the current stream) before the
+    compute stream waits on the event recorded after that block's copies."""
+    from same.backend import DeviceBatches
+
+    bounds = [(0, 40), (40, 80), (80, 120)]
+    got = list(DeviceBatches(corpus, bounds, cupy, np.float32))
+    for (a, b, blk) in got:
+        np.testing.assert_array_equal(blk.get().toarray(), corpus[a:b].toarray())
+    log = fake_cupy.LOG
+    built = [i for i, e in enumerate(log) if e[0] == "csr" and e[1] != "from scipy"]
+    assert len(built) == len(bounds)
+    for i in built:
+        copy = max(j for j, e in enumerate(log[:i]) if e[:2] == ("copy", log[i][1]))
+        assert log[copy][2] == "copy"  # the data array was filled on the copy stream
+        event = next(e[1] for e in log[copy:i] if e[0] == "record" and e[2] == "copy")
+        assert ("wait", event, "null") in log[copy:i], "block read before its copy landed"
+
+
+def test_a_step_synchronises_only_where_the_host_needs_a_result(cupy, corpus):
+    """Perf: check_finite queues its checks on the device; a step's host reads are CuPy's
+    CSR construction (indptr ends), the step's stream sync and one read of the checks."""
+    model = _model("cupy", max_iter=1)
+    steps = 0
+    for _ in model.iter_fit(corpus, every="step"):
+        steps += 1
+    syncs = [e for e in fake_cupy.LOG if e[0] == "sync"]
+    per_step = len(syncs) / steps
+    assert steps == 3 and per_step <= 6, syncs
+
+
+def test_non_finite_state_is_refused_after_the_step(cupy):
+    from same import kernels
+
+    kernels.check_finite(doc_topic=cupy.ones(3), mu=cupy.asarray([1.0, np.nan]))
+    assert not any(e[0] == "sync" for e in fake_cupy.LOG)
+    with pytest.raises(ValueError, match="^mu contains NaN or infinite values"):
+        kernels.raise_if_not_finite()
+    kernels.raise_if_not_finite()  # forgotten once read
+
+
+def test_theta_stays_on_the_device_between_passes(cupy, corpus):
+    """θ is copied to the host when doc_topic_ is read, not at every pass."""
+    model = _model("cupy", max_iter=3)
+    for _ in model.iter_fit(corpus):
+        assert "doc_topic_" not in vars(model)
+    assert not isinstance(model._doc_topic, np.ndarray) or isinstance(
+        model._doc_topic, fake_cupy.ndarray)
+    ref = _model("numpy", max_iter=3).fit(corpus)
+    np.testing.assert_array_equal(model.doc_topic_, ref.doc_topic_)
+    assert type(model.doc_topic_) is np.ndarray
+
+
+def test_launch_on_the_legacy_stream_never_hands_dlpack_stream_0(cupy, monkeypatch):
+    """Item 6: CuPy's legacy default stream (pointer 0) is launched on as handle 1."""
+    from same.kernels import cuda as kcuda
+
+    handles, launched = [], []
+    monkeypatch.setattr(kcuda, "cuda", types.SimpleNamespace(
+        external_stream=lambda h: handles.append(h) or h))
+
+    class Kernel:
+        def __getitem__(self, config):
+            return lambda *args: launched.append(config)
+
+    monkeypatch.setattr(kcuda, "kernel_functions", lambda: {"sddmm": Kernel()})
+    kcuda._launch("sddmm", 2, 8, cupy.ones(3))
+    assert handles == [1] and launched == [(2, 8, 1)]
+    assert kcuda.stream_handle(0) == 1 and kcuda.stream_handle(0x7F00) == 0x7F00
