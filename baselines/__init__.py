@@ -10,6 +10,7 @@ secondary value, never compared across tools.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -30,17 +31,14 @@ class Stopwatch:
     def elapsed(self) -> float:
         return time.perf_counter() - self._start - self._paused
 
+    @contextlib.contextmanager
     def pause(self):
-        sw = self
-
-        class _Pause:
-            def __enter__(self):
-                self.t0 = time.perf_counter()
-
-            def __exit__(self, *exc):
-                sw._paused += time.perf_counter() - self.t0
-
-        return _Pause()
+        """Within this block the clock does not count (the consumer's time at a checkpoint)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._paused += time.perf_counter() - t0
 
 
 def positive_int(name: str, value, what: str = "") -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from same.methods import CHECKPOINTS
+
 from . import Checkpoint, Stopwatch, drain, positive_int
 
 __all__ = ["CHECKPOINTS", "iter_cgs", "fit_cgs", "checkpoints_upto", "check_cgs_params",
@@ -20,8 +22,6 @@ __all__ = ["CHECKPOINTS", "iter_cgs", "fit_cgs", "checkpoints_upto", "check_cgs_
 #: train differently).  Seeds are passed whole; beyond this they are refused.
 SEED_MAX = 2**63 - 1
 
-#: Iterations at which φ is exported by default (1-2-5 steps up to 2000).
-CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
 
 
 def checkpoints_upto(budget: int) -> list[int]:

@@ -20,10 +20,10 @@ callback fires before the pass's last M-step in batch mode, so it is not used).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.sparse as sp
+
+from same.params import paper_batch_size
 
 from . import Checkpoint, Stopwatch, drain, positive_int
 
@@ -103,7 +103,7 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     X = sp.csr_matrix(X)
     n_docs, n_words = X.shape
     corpus = _bow(X)
-    chunksize = math.ceil(n_docs / 20) if chunksize is None else int(chunksize)
+    chunksize = paper_batch_size(n_docs) if chunksize is None else int(chunksize)
     n_tokens = float(X.sum())
     online = mode == "online"
     id2word = {i: str(i) for i in range(n_words)}  # num_terms = W: φ covers the full vocabulary

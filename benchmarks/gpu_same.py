@@ -31,11 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHAPES = {  # D, W, NNZ, tokens
-    "nytimes": (300_000, 102_660, 69_679_427, 99_542_125),
-    "pubmed": (8_200_000, 141_043, 483_450_157, 737_869_083),
-    "kos": (3_430, 6_906, 353_160, 467_714),
-}
+SHAPES = ("nytimes", "pubmed", "kos")  # shapes of same.corpus.REGISTRY
 
 
 def _sync(xp):
@@ -160,7 +156,7 @@ def _written_model(path: str = "results/gpu/model.json") -> dict | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=sorted(SHAPES), default="nytimes")
+    ap.add_argument("--shape", choices=SHAPES, default="nytimes")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the shape's D and NNZ")
     ap.add_argument("--backend", default="cupy")
     ap.add_argument("--n-topics", type=int, default=256)
@@ -172,19 +168,22 @@ def main() -> None:
     args = ap.parse_args()
 
     from same.backend import get_xp
+    from same.corpus import REGISTRY
+    from same.params import paper_batch_size
     from same.provenance import provenance, write_json
     from same.sampler import SameLDA
     from same.synthetic import shaped_corpus
 
     xp = get_xp(args.backend)
-    D, W, NNZ, tokens = SHAPES[args.shape]
+    info = REGISTRY[args.shape]
+    D, W, NNZ, tokens = info.n_docs, info.n_words, info.nnz, info.n_tokens
     D, NNZ, tokens = (max(1, int(v * args.scale)) for v in (D, NNZ, tokens))
     t0 = time.perf_counter()
     counts = shaped_corpus(D, W, NNZ, n_tokens=tokens, seed=0)
     gen_s = time.perf_counter() - t0
     timer = _timer(xp)
     bandwidth = copy_bandwidth(xp, timer, n_bytes=(1 << 30) if xp is not np else (1 << 26))
-    batch = int(np.ceil(D / 20))
+    batch = paper_batch_size(D)
     result = {
         "benchmark": "SAME seconds per pass at paper shape (synthetic corpus)",
         "shape": {"name": args.shape, "scale": args.scale, "n_docs": D, "n_words": W,

@@ -279,11 +279,12 @@ def main() -> None:
     args = ap.parse_args()
 
     from same import corpus
+    from same.params import paper_batch_size
     from same.provenance import provenance, write_json
     from same.split import make_split
 
     data = corpus.load(args.dataset)
-    batch_docs = int(np.ceil(data.n_docs / 20))
+    batch_docs = paper_batch_size(data.n_docs)
     speed = {}
     for threads in (1, 2):
         peak = matmul_peak(threads, args.n_topics, batch_docs, data.n_words)

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-NYTIMES = {"n_docs": 300_000, "n_words": 102_660, "nnz": 69_679_427, "n_tokens": 99_542_125}
-PUBMED_NNZ = 483_450_157
-PUBMED_DOCS = 8_200_000
+from same.corpus import REGISTRY  # the corpora's shapes, one source
+
+NYTIMES = {k: getattr(REGISTRY["nytimes"], k) for k in ("n_docs", "n_words", "nnz", "n_tokens")}
+PUBMED_NNZ, PUBMED_DOCS = REGISTRY["pubmed"].nnz, REGISTRY["pubmed"].n_docs
 STEPS = ("parse", "split", "same_nonzero", "same_summed", "cgs", "vb_online", "vb_batch",
          "evaluate")
 

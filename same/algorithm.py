@@ -1,4 +1,4 @@
-"""Paper Algorithm 3 as plain functions over an explicit state (SPEC §2).
+"""Paper Algorithm 3 as plain functions over an explicit state (Zhao, Jiang, Canny 2014; BIDMach ``LDAgibbs.scala``).
 
 The estimator (:class:`same.sampler.SameLDA`) is a loop over these; tests and
 benchmarks call them directly.  Everything is array-generic: the arrays of a
@@ -30,6 +30,7 @@ import numpy as np
 
 from . import kernels
 from .backend import array_module, to_backend
+from .kernels import elements
 
 __all__ = ["SAMPLERS", "SameState", "StepSettings", "init_state", "state_on", "next_key", "mix64",
            "sweep_nonzero", "sample_minibatch", "incnorm_update",
@@ -37,19 +38,16 @@ __all__ = ["SAMPLERS", "SameState", "StepSettings", "init_state", "state_on", "n
 
 SAMPLERS = ("nonzero", "summed")
 
-_MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
+_GOLDEN = int(elements.GOLDEN)
 #: salt of the carried-θ T draw of the summed sampler's last sweep
 _T_SALT = 0x7E57A7E5D0C70BAC
 _KEY_SALT = 0x5A3E5A3E5A3E5A3E
 
 
 def mix64(z: int) -> int:
-    """SplitMix64 finaliser on Python ints (derives per-call stream keys)."""
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+    """SplitMix64 finaliser on Python ints, modulo 2^64 (derives per-call stream keys): the
+    kernels' one definition, :func:`same.kernels.elements.mix64`."""
+    return int(elements.mix64(elements.as_key(z)))
 
 
 @dataclass(frozen=True)

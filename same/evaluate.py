@@ -1,4 +1,4 @@
-"""The one held-out evaluator used for every method (SPEC §3).
+"""The one held-out evaluator used for every method (document completion and BIDMach-style ll).
 
 Every method exports ``topic_word`` φ (K × W, rows sum to 1) and its α; this
 module, never the library that trained φ, turns them into a score.
@@ -195,7 +195,7 @@ def log_likelihood(topic_word, doc_topic, counts, dtype=np.float64) -> float:
 def heldout_loglik(topic_word, doc_topic_prior: float, observed, heldout,
                    n_iter: int = FOLD_IN_ITERS, chunk_nnz: int = DEFAULT_CHUNK_NNZ,
                    dtype=np.float64) -> float:
-    """Document-completion held-out log-likelihood in nats/token (SPEC §3.1).
+    """Document-completion held-out log-likelihood in nats/token (Wallach et al. 2009, document completion).
 
     Parameters
     ----------
@@ -226,7 +226,7 @@ def heldout_loglik(topic_word, doc_topic_prior: float, observed, heldout,
 
 def bidmach_loglik(topic_word, doc_topic_prior: float, counts, n_inner: int = BIDMACH_INNER,
                    chunk_nnz: int = DEFAULT_CHUNK_NNZ, dtype=np.float64) -> float:
-    """BIDMach-style ll in nats/token: θ fitted on the scored tokens (SPEC §3.2).
+    """BIDMach-style ll in nats/token: θ fitted on the scored tokens (BIDMach ``LDAgibbs.scala`` evalfun).
 
     ``n_inner`` expected-count sweeps from θ = 1 (BIDMach ``uupdate``), then
     the same tokens are scored (BIDMach ``evalfun``).

@@ -1,4 +1,4 @@
-"""Inference with a fitted topic-word matrix through the shared evaluator (SPEC §3).
+"""Inference with a fitted topic-word matrix through the shared evaluator (README "The workflow": evaluation).
 
 :class:`FoldInMixin` gives an estimator with ``topic_word_``, ``doc_topic_prior``
 and ``backend`` the scikit-learn ``transform`` / ``score`` methods and the
@@ -47,7 +47,7 @@ class FoldInMixin:
         return bidmach_loglik(self._phi(), float(self.doc_topic_prior), X)
 
     def heldout_score(self, X_observed, X_heldout) -> float:
-        """Document-completion held-out log-likelihood in nats/token (SPEC §3.1).
+        """Document-completion held-out log-likelihood in nats/token (:func:`same.evaluate.heldout_loglik`).
 
         θ is folded in on ``X_observed`` with φ fixed, then ``X_heldout`` is scored.
         """

@@ -18,17 +18,17 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["METHOD_FUNCTIONS", "checkpoints", "eval_points"]
+__all__ = ["METHOD_FUNCTIONS", "CHECKPOINTS", "checkpoints", "eval_points"]
 
 Checkpoints = Iterator[tuple[np.ndarray, dict]]
+#: The 1-2-5 series of checkpoints up to 2000 (passes, or Gibbs iterations for CGS).
+CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
 
 
 def eval_points(budget: int) -> list[int]:
     """Checkpoints: every pass/iteration up to 20, then 1-2-5 steps and every tenth of the
     budget (so no gap exceeds 10 % of it: times to reach an ll are not an artefact of sparse
     checkpoints), and the budget."""
-    from baselines.cgs import CHECKPOINTS
-
     tenth = -(-budget // 10)
     pts = (set(range(1, min(budget, 20) + 1)) | {c for c in CHECKPOINTS if c <= budget}
            | set(range(tenth, budget + 1, tenth)) | {budget})

@@ -79,12 +79,22 @@ def step_settings(est, m_t: float, tokens: float, corpus_tokens: float | None) -
         keep_doc_topic=bool(est.keep_doc_topic))
 
 
+#: The paper's minibatch: 1/PAPER_MINIBATCHES of the documents (Zhao, Jiang, Canny §5; the
+#: online VB baselines use the same), the default of every method with a minibatch.
+PAPER_MINIBATCHES = 20
+
+
+def paper_batch_size(n_docs: int) -> int:
+    """Documents per minibatch of the paper's setting: ceil(n_docs / :data:`PAPER_MINIBATCHES`)."""
+    return math.ceil(n_docs / PAPER_MINIBATCHES)
+
+
 def minibatch_ranges(batch_size, n_docs: int) -> list[tuple[int, int]]:
     """Document ranges [start, stop) of one pass's minibatches for SameLDA's ``batch_size``:
     an int is a count, a float in (0, 1] a fraction of ``n_docs`` (rounded up), None
-    ceil(n_docs / 20)."""
+    :func:`paper_batch_size`."""
     if batch_size is None:
-        size = math.ceil(n_docs / 20)
+        size = paper_batch_size(n_docs)
     elif isinstance(batch_size, Integral):
         size = int(batch_size)
     else:

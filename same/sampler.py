@@ -1,4 +1,4 @@
-"""``SameLDA``: the SAME Gibbs LDA sampler as a scikit-learn estimator (SPEC §2).
+"""``SameLDA``: the SAME Gibbs LDA sampler as a scikit-learn estimator (paper Algorithm 3).
 
 The estimator is a loop over the pure functions of :mod:`same.algorithm` (paper Algorithm 3
 with BIDMach's details); its parameters (:mod:`same.params`) are the single source of their
@@ -50,7 +50,8 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         β, symmetric Dirichlet prior on φ.
     batch_size : int, float or None, default=None
         Documents per minibatch: an int is a count, a float in (0, 1] a fraction of the D
-        training documents (ceil(fraction · D)); None = ceil(D / 20), the paper's 1/20.
+        training documents (ceil(fraction · D)); None = the paper's minibatch
+        (:func:`same.params.paper_batch_size`).
     n_inner : int, default=5
         Sampling sweeps per minibatch (BIDMach ``uiter``).
     max_iter : int, default=20
@@ -325,10 +326,10 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         """
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
-        if first:
-            self._begin(X, None, keep=False)
-        if corpus_tokens:
+        if corpus_tokens:  # before the first call's warm-up, whose settings may need it
             self._corpus_tokens = float(corpus_tokens)
+        if first:
+            self._begin(X, getattr(self, "_corpus_tokens", None), keep=False)
         xp = get_xp(self.backend)
         block = to_backend(X.astype(np.float32), xp)
         self._train_step(block, m_at_step(self, self.schedule_steps), float(X.data.sum()))

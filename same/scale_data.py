@@ -24,12 +24,8 @@ from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, reme
 from .corpus import REGISTRY, Corpus
 from .synthetic import SyntheticLDA
 
-__all__ = ["TOKENS", "SPEC_KEYS", "lda_sparse_corpus", "synthetic_corpus", "save_synthetic",
+__all__ = ["SPEC_KEYS", "lda_sparse_corpus", "synthetic_corpus", "save_synthetic",
            "load_synthetic", "describe"]
-
-#: Token totals of the UCI corpora whose registry entry lacks one (UCI page, SPEC §5).
-TOKENS = {"kos": 467_714, "nips": 1_932_365, "enron": 6_400_000, "nytimes": 99_542_125,
-          "pubmed": 737_869_083}
 
 #: Keys of a synthetic dataset's spec and their defaults (None: required).
 SPEC_KEYS = {"like": None, "fraction": None, "n_topics": None, "doc_topic_prior": 0.1,
@@ -147,7 +143,7 @@ def synthetic_corpus(name: str, spec: dict) -> SyntheticLDA:
     info = REGISTRY[s["like"]]
     return lda_sparse_corpus(
         max(2, round(info.n_docs * s["fraction"])), info.n_words,
-        max(1, round(TOKENS[s["like"]] * s["fraction"])), int(s["n_topics"]),
+        max(1, round(info.n_tokens * s["fraction"])), int(s["n_topics"]),
         doc_topic_prior=float(s["doc_topic_prior"]),
         topic_word_concentration=float(s["topic_word_concentration"]),
         zipf_exponent=float(s["zipf_exponent"]), length_shape=float(s["length_shape"]),

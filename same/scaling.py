@@ -23,7 +23,6 @@ import numpy as np
 
 __all__ = ["measure", "linearity"]
 
-BASE_SHAPES = {"kos": (3430, 6906, 353_160, 467_714)}
 
 
 def measure(factors=(1, 2, 4, 8), base: str = "kos", n_topics: int = 64,
@@ -37,20 +36,23 @@ def measure(factors=(1, 2, 4, 8), base: str = "kos", n_topics: int = 64,
     ValueError
         Unknown base shape, non-positive factor, or fewer than 4 passes.
     """
+    from .corpus import REGISTRY
     from .kernels.cpu import set_threads
+    from .params import paper_batch_size
     from .provenance import provenance
     from .sampler import SameLDA
     from .synthetic import shaped_corpus
 
-    if base not in BASE_SHAPES:
-        raise ValueError(f"base must be one of {sorted(BASE_SHAPES)}, got {base!r}")
+    if base not in REGISTRY:
+        raise ValueError(f"base must be one of {sorted(REGISTRY)}, got {base!r}")
     if any(f <= 0 for f in factors):
         raise ValueError(f"factors must be positive, got {factors}")
     if passes < 4:
         raise ValueError(f"passes must be at least 4 (>= 2 steady passes), got {passes}")
-    D, W, NNZ, tokens = BASE_SHAPES[base]
+    info = REGISTRY[base]
+    D, W, NNZ, tokens = info.n_docs, info.n_words, info.nnz, info.n_tokens
     set_threads(threads)
-    batch_size = int(np.ceil(D / 20))  # the same minibatch size: more minibatches per pass
+    batch_size = paper_batch_size(D)  # the base's minibatch size: more minibatches per pass
     corpora, fits, marks = [], [], []
     for f in factors:
         counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
@@ -86,13 +88,12 @@ def linearity(rows) -> dict:
     y = np.array([r["seconds_per_pass"] for r in rows], dtype=float)
     if len(x) < 2:
         return {"r2": None, "per_token_spread": None}
-    b, a = np.polyfit(x, y, 1)
-    pred = a + b * x
-    ss_res = float(((y - pred) ** 2).sum())
-    ss_tot = float(((y - y.mean()) ** 2).sum()) or 1e-300
+    from scipy.stats import linregress
+
+    fit = linregress(x, y)
     per_token = y / x
-    return {"intercept_s": float(a), "seconds_per_token": float(b), "r2": 1 - ss_res / ss_tot,
-            "per_token_spread": float(per_token.max() / per_token.min())}
+    return {"intercept_s": float(fit.intercept), "seconds_per_token": float(fit.slope),
+            "r2": float(fit.rvalue ** 2), "per_token_spread": float(per_token.max() / per_token.min())}
 
 
 def main(argv=None) -> int:

@@ -1,6 +1,6 @@
 """Schedules: the number of samples m_t (annealing) and the learning rate ρ_t.
 
-Each is a small pure function of the (1-based) minibatch step.  SPEC §2.
+Each is a small pure function of the (1-based) minibatch step.
 """
 
 from __future__ import annotations

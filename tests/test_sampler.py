@@ -526,3 +526,19 @@ def test_batch_size_count_or_fraction(batch_size, sizes):
     ranges = SameLDA(batch_size=batch_size).batches(100)
     assert [b - a for a, b in ranges] == sizes
     assert ranges[0][0] == 0 and ranges[-1][1] == 100
+
+
+def test_partial_fit_with_paper_prior_scale_in_a_fresh_process():
+    """corpus_tokens reaches the first call's warm-up (issue 29: it was applied after it, so
+    prior_scale='paper' failed in a process that had not compiled the kernels yet)."""
+    import subprocess
+    import sys
+
+    code = ("from same.sampler import SameLDA; from same.synthetic import lda_corpus\n"
+            "X = lda_corpus(n_docs=60, n_words=40, n_topics=3, doc_length=30, seed=0).counts\n"
+            "m = SameLDA(n_topics=3, n_samples=5, prior_scale='paper', random_state=0)\n"
+            "m.partial_fit(X[:30], corpus_tokens=X.sum()).partial_fit(X[30:])\n"
+            "assert m.n_batch_iter_ == 2 and abs(m.samples_per_word_ - 5.0) < 1e-9\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]

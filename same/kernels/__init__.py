@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backend import array_module
 from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
+from .elements import as_key
 from .finite import check_finite, raise_if_not_finite
 
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
@@ -156,7 +157,7 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
         raise ValueError(f"n_samples must be a positive finite number, got {n_samples!r}")
     check_finite(doc_topic=doc_topic, topic_word=topic_word_t, mu=mu)
     xp = array_module(doc_topic)
-    key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
+    key = as_key(key)
     if not _cpu(xp):
         from .cuda import sample_accumulate as cuda_sample
 
@@ -197,7 +198,7 @@ def poisson(lam, key: int, out=None):
     if out.shape != lam.shape:
         raise ValueError(f"out has shape {out.shape}, lam has {lam.shape}")
     check_finite(lam=lam)
-    key = np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF)
+    key = as_key(key)
     if _cpu(xp):
         from .cpu import poisson_dense
 
@@ -232,8 +233,8 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     if carry_key is not None and (carry_out is None or carry_out.shape != theta.shape):
         raise ValueError(f"carry_out must be an array of shape {theta.shape} with carry_key")
     xp = array_module(theta)
-    keys = np.asarray([int(k) & 0xFFFFFFFFFFFFFFFF for k in keys], dtype=np.uint64)
-    carry = np.asarray([] if carry_key is None else [int(carry_key) & 0xFFFFFFFFFFFFFFFF],
+    keys = np.asarray([as_key(k) for k in keys], dtype=np.uint64)
+    carry = np.asarray([] if carry_key is None else [as_key(carry_key)],
                        dtype=np.uint64)
     if _cpu(xp):
         from .cpu import doc_ranges, set_threads, summed_t_sweeps_csr
@@ -276,13 +277,13 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
         cpu.word_order(block.indptr, block.indices, n_words, col_ptr, col_doc, col_nz)
         counts = np.bincount(block.indices, weights=block.data, minlength=n_words)
         cpu.summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t,
-                               float(n_samples), np.uint64(int(key) & 0xFFFFFFFFFFFFFFFF), p_out,
+                               float(n_samples), as_key(key), p_out,
                                POOL)
         return p_out
     from .cuda import summed_p_sweep as cuda_p_sweep
 
     return cuda_p_sweep(block.indptr, block.indices, block.data, ratio, theta, phi_t, n_samples,
-                        int(key) & 0xFFFFFFFFFFFFFFFF, p_out, POOL)
+                        as_key(key), p_out, POOL)
 
 
 def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, rho: float):

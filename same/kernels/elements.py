@@ -20,13 +20,15 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["mix64", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64",
+__all__ = ["mix64", "as_key", "MASK64", "GOLDEN", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64",
            "dot_seq", "mu_columns", "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens", "summed_t_draw",
            "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+#: Keys and counters are 64-bit: Python ints are reduced modulo 2^64 (:func:`as_key`).
+MASK64 = (1 << 64) - 1
+#: SplitMix64's increment γ (the golden ratio · 2^64) and finaliser multipliers.
+GOLDEN, _M1, _M2 = (np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9,
+                                           0x94D049BB133111EB))
 _S30, _S27, _S31, _S11, _S20 = (np.uint64(s) for s in (30, 27, 31, 11, 20))
 #: Second stream (category choices of pooled events) is keyed by key ^ CAT_SALT.
 CAT_SALT = np.uint64(0xD1B54A32D192ED03)
@@ -48,10 +50,15 @@ def mix64(z):  # pragma: no cover - compiled
     return z ^ (z >> _S31)
 
 
+def as_key(k) -> np.uint64:
+    """A Python integer key as the kernels' uint64 (reduced modulo 2^64)."""
+    return np.uint64(int(k) & MASK64)
+
+
 @njit(inline="always", cache=True)
 def uniform(key, ctr):  # pragma: no cover - compiled
     """Uniform in (0, 1) with 53 random bits, for counter ``ctr`` of stream ``key``."""
-    x = mix64(key + ctr * _GOLDEN)
+    x = mix64(key + ctr * GOLDEN)
     return (np.float64(np.int64(x >> _S11)) + 0.5) * _TWO_M53
 
 

@@ -1,4 +1,4 @@
-"""Figures, tables and claim verdicts from runner traces (SPEC §4, §5).
+"""Figures, tables and claim verdicts from runner traces (the paper's §5 tables and figures, and its claims).
 
 Everything here reads ``trace.csv`` / ``meta.json`` files written by
 :mod:`same.runner`; nothing is trained or scored.  Parts:

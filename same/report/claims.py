@@ -1,4 +1,4 @@
-"""One function per paper claim (SPEC §5), each returning a :class:`Verdict`.
+"""One function per paper claim (:data:`same.report.paper.CLAIMS`), each returning a :class:`Verdict`.
 
 Every function reads one dataset's traces (a DataFrame from
 :func:`same.report.traces.load_traces`) and the run labels of the variants it

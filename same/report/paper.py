@@ -1,4 +1,4 @@
-"""What the paper reports (SPEC §4, §5): its tables, and the claims with their statements."""
+"""What the paper reports (Zhao, Jiang, Canny 2014, §5): its tables, and the claims with their statements."""
 
 from __future__ import annotations
 

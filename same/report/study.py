@@ -2,7 +2,7 @@
 
 Each point of the study is one (K, training fraction) pair of one dataset, every method run
 once (seed 0) with the same α, β, split and evaluator (:func:`same.runs.study_runs`).  Its
-scale is N_train / (K · W): training tokens per φ parameter (SPEC §8).  The verdicts here
+scale is N_train / (K · W): training tokens per φ parameter (Zhao, Jiang, Canny §5: the NYTimes/PubMed gap).  The verdicts here
 say at which scale a comparison flips:
 
 - :func:`crossover`: the smallest scale from which a difference stays above a threshold at
