@@ -81,15 +81,30 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
     rates for comparison).  At 2 threads the sum is divided by the draw code's measured
     speed-up (:func:`draw_scaling`, on all the pass's rates) and, for reference, by 2.
     """
-    import scipy.sparse as sp
-
-    from same import kernels
-    from same.kernels.cpu import poisson_draws, set_threads
+    from same.kernels.cpu import set_threads
     from same.sampler import SameLDA
 
     set_threads(1)
     model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
                     sampler=sampler, random_state=0).fit(counts)
+    out, total, scaling = _time_draw_classes(_pass_rates(model, counts, sampler, n_samples,
+                                                         n_inner))
+    return {"sampler": sampler, "after_passes": passes, "classes": out,
+            "draw_seconds_per_pass_1_thread": round(total, 4),
+            "draw_seconds_per_pass_2_threads_ideal": round(total / 2, 4),
+            "draw_scaling_2_threads": scaling,
+            "draw_seconds_per_pass_2_threads": round(total / scaling["speedup"], 4),
+            "note": "Poisson draws alone (lower bound); pooled events' categorical splits, "
+                    "mu and the accumulation of the counts come on top; numpy_ns_per_draw: "
+                    "NumPy's Generator.poisson (PTRS too) on the same rates, for reference"}
+
+
+def _pass_rates(model, counts, sampler: str, n_samples: float, n_inner: int) -> dict:
+    """The Poisson rates of one pass from a fitted model's θ and φ, by the kernels' class."""
+    import scipy.sparse as sp
+
+    from same import kernels
+
     phi = model.topic_word_.astype(np.float32).astype(np.float64)  # K × W, as sampled
     theta = np.asarray(model.doc_topic_, dtype=np.float64)
     X = sp.csr_matrix(counts, dtype=np.float64)
@@ -114,6 +129,14 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
                 rates["ptrs"].append(lam[lam >= 10.0])
                 rates["inversion"].append(lam[~small & (lam < 10.0)])
                 rates["pooled"].append((lam * small).sum(axis=1))
+    return rates
+
+
+def _time_draw_classes(rates: dict) -> tuple[dict, float, dict]:
+    """Each class's draws timed on (up to 10^6 of) its own rates, 1 thread; (per class,
+    seconds per pass, the 2-thread scaling of all of them)."""
+    from same.kernels.cpu import poisson_draws
+
     out, total, samples = {}, 0.0, []
     rng = np.random.default_rng(0)
     for cls, parts in rates.items():
@@ -132,14 +155,7 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
             out[cls]["pooled_events_per_pass"] = round(float(lam.sum()))
         total += len(lam) * ns * 1e-9
     scaling = draw_scaling(np.ascontiguousarray(rng.permutation(np.concatenate(samples))))
-    return {"sampler": sampler, "after_passes": passes, "classes": out,
-            "draw_seconds_per_pass_1_thread": round(total, 4),
-            "draw_seconds_per_pass_2_threads_ideal": round(total / 2, 4),
-            "draw_scaling_2_threads": scaling,
-            "draw_seconds_per_pass_2_threads": round(total / scaling["speedup"], 4),
-            "note": "Poisson draws alone (lower bound); pooled events' categorical splits, "
-                    "mu and the accumulation of the counts come on top; numpy_ns_per_draw: "
-                    "NumPy's Generator.poisson (PTRS too) on the same rates, for reference"}
+    return out, total, scaling
 
 
 def draw_scaling(sample: np.ndarray, repeats: int = 5) -> dict:
@@ -265,7 +281,7 @@ def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
     return out
 
 
-def main() -> None:
+def _args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="kos")
     ap.add_argument("--n-topics", type=int, default=64)
@@ -276,15 +292,11 @@ def main() -> None:
     ap.add_argument("--cgs-iterations", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="speed only (no quality runs)")
     ap.add_argument("--out", default="results/bench/same_cpu.json")
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    from same import corpus
-    from same.params import paper_batch_size
-    from same.provenance import provenance, write_json
-    from same.split import make_split
 
-    data = corpus.load(args.dataset)
-    batch_docs = paper_batch_size(data.n_docs)
+def _speed(data, args, batch_docs) -> dict:
+    """Seconds per pass of both samplers at 1 and 2 threads, and their draw floors."""
     speed = {}
     for threads in (1, 2):
         peak = matmul_peak(threads, args.n_topics, batch_docs, data.n_words)
@@ -309,6 +321,19 @@ def main() -> None:
         speed[f"{sampler}_draw_floor"] = floor
         print(f"{sampler} draw floor: {floor['draw_seconds_per_pass_1_thread']} s/pass "
               "(1 thread)", file=sys.stderr)
+    return speed
+
+
+def main() -> None:
+    args = _args()
+    from same import corpus
+    from same.params import paper_batch_size
+    from same.provenance import provenance, write_json
+    from same.split import make_split
+
+    data = corpus.load(args.dataset)
+    batch_docs = paper_batch_size(data.n_docs)
+    speed = _speed(data, args, batch_docs)
     result = {"benchmark": "SAME CPU samplers: seconds per pass, FLOP rate, time to quality",
               "dataset": args.dataset,
               "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,

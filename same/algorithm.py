@@ -47,7 +47,7 @@ _KEY_SALT = 0x5A3E5A3E5A3E5A3E
 def mix64(z: int) -> int:
     """SplitMix64 finaliser on Python ints, modulo 2^64 (derives per-call stream keys): the
     kernels' one definition, :func:`same.kernels.elements.mix64`."""
-    return int(elements.mix64(elements.as_key(z)))
+    return int(elements.mix64(kernels.as_key(z)))
 
 
 @dataclass(frozen=True)

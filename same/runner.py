@@ -138,10 +138,27 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     used = replace(spec, threads=usable_threads(spec.threads))
     wall0 = time.perf_counter()
     rows, phi, pools = _train_and_score(used, split, label, progress, points)
+    trace = trace_text(rows)
+    meta = _meta(spec, used, split, split_path, split_sha, dataset, label, rows, pools, trace,
+                 time.perf_counter() - wall0)
+    model = {"topic_word": phi.astype(np.float32),
+             "doc_topic_prior": np.float64(spec.doc_topic_prior),
+             "topic_word_prior": np.float64(spec.topic_word_prior),
+             "vocab_sha256": np.asarray(split.vocab_sha256),
+             "split_sha256": np.asarray(split_sha), "method": np.asarray(spec.method)}
+    with writing_run_dir(out_dir, [split_path]) as tmp:
+        (tmp / "trace.csv").write_bytes(trace.encode())
+        save_npz(tmp / "model.npz", model, compress=True)
+        write_json(tmp / "meta.json", meta)
+    return Path(out_dir)
+
+
+def _meta(spec, used, split, split_path, split_sha, dataset, label, rows, pools, trace,
+          wall_seconds) -> dict:
+    """meta.json of a run: its settings, split, threads, evaluator, provenance, trace seal."""
     from .kernels.cpu import set_threads
 
-    trace = trace_text(rows)
-    meta = provenance({
+    return provenance({
         "artefact": RUN_KIND,
         "dataset": dataset or split.corpus,
         "label": label,
@@ -157,20 +174,10 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
                     "threadpools": pools,
                     "tomotopy_workers": used.threads if spec.method == "cgs" else None},
         "evaluator": {"fold_in_iters": FOLD_IN_ITERS, "bidmach_inner": BIDMACH_INNER},
-        "wall_seconds": time.perf_counter() - wall0,
+        "wall_seconds": wall_seconds,
         "final": rows[-1] if rows else None,
         "trace_sha256": hashlib.sha256(trace.encode()).hexdigest(),
     })
-    model = {"topic_word": phi.astype(np.float32),
-             "doc_topic_prior": np.float64(spec.doc_topic_prior),
-             "topic_word_prior": np.float64(spec.topic_word_prior),
-             "vocab_sha256": np.asarray(split.vocab_sha256),
-             "split_sha256": np.asarray(split_sha), "method": np.asarray(spec.method)}
-    with writing_run_dir(out_dir, [split_path]) as tmp:
-        (tmp / "trace.csv").write_bytes(trace.encode())
-        save_npz(tmp / "model.npz", model, compress=True)
-        write_json(tmp / "meta.json", meta)
-    return Path(out_dir)
 
 
 class ModelIntegrityError(ArtefactError):

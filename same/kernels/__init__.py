@@ -17,7 +17,6 @@ import numpy as np
 
 from ..backend import array_module
 from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
-from .elements import as_key
 from .finite import check_finite, raise_if_not_finite
 
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
@@ -26,7 +25,7 @@ from .finite import check_finite, raise_if_not_finite
 POOL = 1.0
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "incnorm", "check_finite", "raise_if_not_finite", "cuda_on_host", "POOL"]
+           "incnorm", "as_key", "check_finite", "raise_if_not_finite", "cuda_on_host", "POOL"]
 
 _WORKSPACE: dict = {}  # reusable per-range P buffers of the CPU sweep, by shape
 _HOST_CUDA = False  # route NumPy arrays to the CUDA kernels (numba-cuda's simulator)
@@ -47,6 +46,11 @@ def cuda_on_host():
         yield
     finally:
         _HOST_CUDA = before
+
+
+def as_key(k) -> np.uint64:
+    """A Python integer key as the kernels' uint64, reduced modulo 2^64 (the one place)."""
+    return np.uint64(int(k) & ((1 << 64) - 1))
 
 
 def _cpu(xp) -> bool:

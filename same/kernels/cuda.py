@@ -21,21 +21,19 @@ numba-cuda's simulator in the test suite):
 - ``sample_accumulate``: a block per document (blocks striding over documents once the grid
   is capped by :data:`SCRATCH_BYTES`), a thread per nonzero (striding), each drawing its K
   counts into its column of a global scratch array and adding the nonzero ones to T and P
-  with ``atomicAdd`` on int32.  Atomics per sweep
-  ≤ 2 · (nonzero, topic) pairs with a positive draw; for a trained model most λ are tiny and
-  the early exit skips them.
+  with ``atomicAdd`` on int32 (≤ 2 per (nonzero, topic) pair with a positive draw; for a
+  trained model most λ are tiny and the early exit skips them).
 - ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
 - ``summed_t_sweeps`` / ``summed_p_sweep``: the summed sampler, a thread per document (its
   T sweeps and θ updates, then c/μ) and a thread per word (P, over the block's CSC order:
   no atomics), running :func:`~same.kernels.elements.summed_t_doc` and
   :func:`~same.kernels.elements.summed_p_word` as the CPU does.  One thread walks a whole
-  document's nonzeros K-wide: simple and identical to the CPU, not the fastest GPU layout
-  (a warp per document with shared-memory accumulation would be; see the performance
-  model in the README).
+  document's nonzeros K-wide: simple, not the fastest GPU layout (a warp per document with
+  shared-memory accumulation would be; see the performance model in the README).
 
-Launches go on CuPy's current stream (``numba.cuda.external_stream``); under the simulator
-(``NUMBA_ENABLE_CUDASIM=1``) the same kernels run on host NumPy arrays
-(:func:`same.kernels.cuda_on_host`).  Importing this module never initialises CUDA.
+Launches go on CuPy's current stream (:func:`stream_handle`); under the simulator the same
+kernels run on host arrays (:func:`same.kernels.cuda_on_host`).  Importing this module never
+initialises CUDA.
 """
 
 from __future__ import annotations
@@ -55,12 +53,10 @@ MAX_TOPICS = 1024
 #: Threads per block of the per-document kernels.
 THREADS = 128
 #: Global memory for the sampling kernels' per-thread scratch (K values of each array of
-#: :data:`SCRATCH` per thread); grids are capped so that it stays under this whatever K
-#: (K = 1024, 20 B per topic: 13,107 threads). Local arrays of K values would be reserved by
-#: the driver for every thread an SM can hold: about 6 GiB on an H100 at K = 1024.
+#: :data:`SCRATCH` per thread); grids are capped to stay under it whatever K. (Local arrays
+#: of K values are reserved for every thread an SM can hold: ~6 GiB on an H100 at K = 1024.)
 SCRATCH_BYTES = 256 << 20
-#: kernel → dtypes of its scratch arrays, each (K, threads) in global memory, column t for
-#: thread t (neighbouring threads, neighbouring addresses: coalesced like local memory).
+#: kernel → dtypes of its scratch arrays, (K, threads) each, column t for thread t (coalesced).
 SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32),
            "summed_t_sweeps": (np.float32, np.float64, np.int64, np.int32),
            "summed_p_sweep": (np.float32, np.float64, np.int64)}
@@ -223,6 +219,13 @@ def _csr(indptr, indices):
             xp.ascontiguousarray(indices, dtype=xp.int32))
 
 
+def _topics(theta) -> tuple[int, int]:
+    """θ's (rows, K), K checked against :data:`MAX_TOPICS`."""
+    if theta.shape[1] > MAX_TOPICS:
+        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got {theta.shape[1]}")
+    return theta.shape
+
+
 def _f32(name, a):
     if a.dtype != np.float32:
         raise ValueError(f"{name} must be float32 for the CUDA kernels, got {a.dtype}")
@@ -255,9 +258,7 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     xp = _xp((doc_topic,))
     theta = _f32("doc_topic", doc_topic)
     phi_t = _f32("topic_word_t", topic_word_t)
-    n_docs, n_topics = theta.shape
-    if n_topics > MAX_TOPICS:
-        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got {n_topics}")
+    n_docs, n_topics = _topics(theta)
     accumulate = topic_word_out is not None
     doc_topic_out[...] = 0
     p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
@@ -309,10 +310,7 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
     :func:`same.kernels.summed_t_sweeps`); θ (float32) updated in place, then c/μ."""
     indptr, indices = _csr(indptr, indices)
     xp = _xp((theta,))
-    if theta.shape[1] > MAX_TOPICS:
-        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got "
-                         f"{theta.shape[1]}")
-    n_topics = theta.shape[1]
+    n_topics = _topics(theta)[1]
     grid, block = _per_thread_grid(theta.shape[0], "summed_t_sweeps", n_topics)
     _launch("summed_t_sweeps", grid, block, indptr, indices, _f32("data", data),
             _f32("doc_topic", theta), _f32("topic_word_t", phi_t), np.float64(n_samples),

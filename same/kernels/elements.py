@@ -20,18 +20,15 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["mix64", "as_key", "MASK64", "GOLDEN", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64",
-           "dot_seq", "mu_columns", "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens", "summed_t_draw",
-           "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
+__all__ = ["mix64", "GOLDEN", "uniform", "poisson", "log_factorial", "element_counter", "dot_f64",
+           "dot_seq", "mu_columns", "axpy", "ratio", "draw_nonzero", "draw_at", "doc_tokens",
+           "summed_t_draw", "summed_t_doc", "summed_p_word", "INVERSION_MAX", "CAT_SALT"]
 
-#: Keys and counters are 64-bit: Python ints are reduced modulo 2^64 (:func:`as_key`).
-MASK64 = (1 << 64) - 1
 #: SplitMix64's increment γ (the golden ratio · 2^64) and finaliser multipliers.
 GOLDEN, _M1, _M2 = (np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9,
                                            0x94D049BB133111EB))
 _S30, _S27, _S31, _S11, _S20 = (np.uint64(s) for s in (30, 27, 31, 11, 20))
-#: Second stream (category choices of pooled events) is keyed by key ^ CAT_SALT.
-CAT_SALT = np.uint64(0xD1B54A32D192ED03)
+CAT_SALT = np.uint64(0xD1B54A32D192ED03)  #: keys the pooled events' categories: key ^ CAT_SALT
 _TWO_M53 = 2.0 ** -53
 #: λ below which Poisson draws use inversion (above: PTRS, Hörmann 1993, as NumPy).
 INVERSION_MAX = 10.0
@@ -48,11 +45,6 @@ def mix64(z):  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
-
-
-def as_key(k) -> np.uint64:
-    """A Python integer key as the kernels' uint64 (reduced modulo 2^64)."""
-    return np.uint64(int(k) & MASK64)
 
 
 @njit(inline="always", cache=True)
@@ -246,11 +238,9 @@ def dot_seq(a, b):  # pragma: no cover - compiled
     """Σ_k a_k b_k in the arrays' precision, in order k = 0..K−1 (μ of one nonzero in the
     summed sampler, float32 for θ·φ: K positive terms, relative error ~K·2^-24).
 
-    The CPU computes many nonzeros at once (:func:`mu_columns`), the GPU one per call: the same
-    float32 multiplies and adds in the same order.  On the CPU (LLVM, no fast-math) nothing is
-    contracted, so μ, and the counts, equal those of the CUDA kernels under numba-cuda's
-    simulator bit for bit; on a GPU NVVM contracts multiply-adds into ``fma`` (one rounding
-    instead of two), so μ may differ in the last bits and a draw near a CDF step may flip.
+    The CPU computes many nonzeros at once (:func:`mu_columns`), the GPU one per call, in the
+    same order: the CPU (no fast-math) and the CUDA simulator agree bit for bit; on a GPU NVVM
+    fuses multiply-adds (``fma``), so μ may differ in the last bits and a draw may flip.
     """
     s = a.dtype.type(0.0)  # explicit, so NumPy's scalar rules agree when run as Python
     for k in range(a.shape[0]):
@@ -275,8 +265,7 @@ def mu_columns(theta_row, cols, n, mu):  # pragma: no cover - compiled
 
 @njit(inline="always", cache=True)
 def axpy(acc, r, x):  # pragma: no cover - compiled
-    """acc_k += r · x_k in acc's dtype (r, a float64, rounded to it first); NVVM fuses each
-    into one ``fma`` on a GPU (see :func:`dot_seq`)."""
+    """acc_k += r · x_k in acc's dtype (r, a float64, rounded to it first; a GPU fuses it)."""
     rr = acc.dtype.type(r)
     for k in range(acc.shape[0]):
         acc[k] += rr * x[k]
