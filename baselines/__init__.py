@@ -1,5 +1,6 @@
-"""Baselines scored by the suite's own evaluator: CPU collapsed Gibbs (tomotopy)
-and gensim online / batch variational Bayes.
+"""Baselines scored by the suite's own evaluator: CPU collapsed Gibbs (tomotopy,
+:mod:`baselines.cgs`), gensim online / batch variational Bayes (:mod:`baselines.vb`) and
+scikit-learn's online / batch variational Bayes (:mod:`baselines.sklearn_vb`).
 
 Each baseline trains on a CSR count matrix and hands its topic-word matrix φ
 (K × W over the FULL vocabulary, rows summing to 1) to a ``checkpoint``

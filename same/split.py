@@ -1,9 +1,11 @@
-"""Held-out split for document-completion evaluation (SPEC §3).
+"""Held-out split for document-completion evaluation (Wallach et al. 2009, document completion).
 
 A seeded fraction of documents is held out.  Each held-out document's tokens
 are split in two halves binomially per count: for every nonzero c_dw,
 ``observed ~ Binomial(c_dw, 1/2)`` and ``heldout = c_dw - observed``.  The
 evaluator folds θ in on the observed half and scores the held-out half.
+:func:`validation_split` carves validation documents out of the training documents
+the same way (for choosing settings without the test documents).
 
 The split is an ``.npz`` artifact with a SHA-256 of its content, so every
 method in a comparison is trained and scored on exactly the same tokens.
@@ -15,6 +17,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +26,14 @@ import scipy.sparse as sp
 from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import Corpus, vocab_checksum
 
-__all__ = ["HeldOutSplit", "SplitIntegrityError", "make_split", "load_split", "train_subset"]
+__all__ = ["HeldOutSplit", "SplitIntegrityError", "ValidationSplit", "make_split", "load_split",
+           "train_subset", "validation_split"]
 
 #: Salt of the permutation that picks a fraction of the training documents.
 _SUBSET_SALT = 0x5CA1E
+#: Salt of the generator that picks and halves validation documents (a stream apart from
+#: the split's own and from :func:`train_subset`'s).
+_VALIDATION_SALT = 0x7A11D
 #: Entries hashed at a time (bounded temporaries when checksumming a paper-scale split).
 _HASH_BLOCK = 1 << 20
 
@@ -82,8 +89,7 @@ class HeldOutSplit:
         arrays are never changed), so verifying it at load and recording it costs one pass."""
         if getattr(self, "_digest", None) is None:
             h = hashlib.sha256()
-            h.update(f"{self.corpus}|{self.seed}|{self.test_fraction!r}|"
-                     f"{self.vocab_sha256}".encode())
+            h.update(self._provenance().encode())
             for m in (self.train, self.test_observed, self.test_heldout):
                 h.update(np.asarray(m.shape, dtype=np.int64).tobytes())
                 for a in (m.indptr, m.indices, m.data):
@@ -92,6 +98,10 @@ class HeldOutSplit:
                 _hash_int64(h, a)
             self._digest = h.hexdigest()
         return self._digest
+
+    def _provenance(self) -> str:
+        """The provenance fields as hashed by :meth:`checksum`."""
+        return f"{self.corpus}|{self.seed}|{self.test_fraction!r}|{self.vocab_sha256}"
 
     def save(self, path: str | os.PathLike) -> str:
         """Write the split atomically as a sealed, uncompressed ``.npz``
@@ -151,22 +161,30 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     is_test = np.zeros(n_docs, dtype=bool)
     is_test[test_docs] = True
     train_docs = np.flatnonzero(~is_test).astype(np.int64)
-
-    def as_int32(m):
-        m = sp.csr_matrix(m, dtype=np.int32)
-        m.eliminate_zeros()
-        m.sort_indices()
-        return m
-
-    test = counts[test_docs]
-    observed = test.copy()
-    observed.data = rng.binomial(test.data.astype(np.int64), 0.5)
-    heldout = test.copy()
-    heldout.data = test.data.astype(np.int64) - observed.data
+    observed, heldout = _halve(counts[test_docs], rng)
     return HeldOutSplit(
-        train=as_int32(counts[train_docs]), test_observed=as_int32(observed),
-        test_heldout=as_int32(heldout), train_docs=train_docs, test_docs=test_docs,
+        train=_as_int32(counts[train_docs]), test_observed=observed, test_heldout=heldout,
+        train_docs=train_docs, test_docs=test_docs,
         corpus=label, seed=int(seed), test_fraction=float(test_fraction), vocab_sha256=vsha)
+
+
+def _as_int32(m) -> sp.csr_matrix:
+    """``m`` as an int32 CSR matrix without explicit zeros, indices sorted."""
+    m = sp.csr_matrix(m, dtype=np.int32)
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
+
+
+def _halve(docs: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """The two halves of held-out documents ``docs`` (CSR counts): per nonzero count c,
+    observed ~ Binomial(c, 1/2) drawn from ``rng`` and held-out = c - observed (int32 CSR,
+    same shape).  The one halving, of test and of validation documents alike."""
+    observed = docs.copy()
+    observed.data = rng.binomial(docs.data.astype(np.int64), 0.5)
+    heldout = docs.copy()
+    heldout.data = docs.data.astype(np.int64) - observed.data
+    return _as_int32(observed), _as_int32(heldout)
 
 
 def _hash_int64(h, a: np.ndarray) -> None:
@@ -253,3 +271,76 @@ def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:
                         test_heldout=split.test_heldout, train_docs=split.train_docs[keep],
                         test_docs=split.test_docs, corpus=split.corpus, seed=split.seed,
                         test_fraction=split.test_fraction, vocab_sha256=split.vocab_sha256)
+
+
+@dataclass(kw_only=True)
+class ValidationSplit(HeldOutSplit):
+    """Validation documents carved out of a split's training documents (:func:`validation_split`).
+
+    A :class:`HeldOutSplit` whose ``train`` is the remaining training documents and whose
+    ``test_observed`` / ``test_heldout`` are the validation documents' halves, so the one
+    evaluator scores on it; ``test_docs`` are the validation documents' rows in the source
+    corpus; ``seed`` and ``test_fraction`` are the validation's (its fraction is of the
+    training documents).  ``parent_sha256`` is the parent split's checksum, hashed into this
+    split's own :meth:`checksum`.  Derived in memory, never saved (:meth:`save` refuses).
+    """
+
+    parent_sha256: str
+
+    def _provenance(self) -> str:
+        return f"{super()._provenance()}|validation of {self.parent_sha256}"
+
+    def save(self, path):
+        raise TypeError("a validation split is not saved: derive it again with "
+                        "validation_split(load_split(path), fraction, seed)")
+
+
+def validation_split(split: HeldOutSplit, fraction: float = 0.1,
+                     seed: int | None = None) -> ValidationSplit:
+    """Carve a seeded ``fraction`` of ``split``'s training documents as validation documents.
+
+    The validation documents are halved per count exactly as test documents are
+    (:func:`make_split`'s halving); the other training documents stay training documents in
+    corpus order.  ``split``'s test documents never enter the result, and ``split`` is not
+    changed.
+
+    Parameters
+    ----------
+    split : HeldOutSplit (``n_train`` ≥ 2 training documents)
+    fraction : float in (0, 1)
+        Share of the training documents for validation (rounded, at least 1, at most
+        ``n_train`` - 1).
+    seed : int ≥ 0 or None
+        Seeds the choice and the halves (NumPy PCG64, salted apart from the split's own
+        stream); None = the split's seed.  The same (split, fraction, seed) gives the same
+        validation split.
+
+    Returns a :class:`ValidationSplit`: its own checksum, its parent's in ``parent_sha256``.
+
+    Raises
+    ------
+    ValueError
+        ``fraction`` not a number in (0, 1) (named ``validation_fraction``), ``seed`` not a
+        non-negative integer (``validation_seed``), or fewer than 2 training documents.
+    """
+    if isinstance(fraction, bool) or not (isinstance(fraction, Real) and 0 < fraction < 1):
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    seed = split.seed if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise ValueError(f"validation_seed must be a non-negative integer, got {seed!r}")
+    n_train = split.train.shape[0]
+    if n_train < 2:
+        raise ValueError(f"need at least 2 training documents to carve validation documents, "
+                         f"got {n_train}")
+    rng = np.random.default_rng([int(seed), _VALIDATION_SALT])
+    n_val = min(max(int(round(fraction * n_train)), 1), n_train - 1)
+    val = np.sort(rng.choice(n_train, size=n_val, replace=False))
+    keep = np.ones(n_train, dtype=bool)
+    keep[val] = False
+    observed, heldout = _halve(split.train[val], rng)
+    return ValidationSplit(
+        train=split.train[keep], test_observed=observed, test_heldout=heldout,
+        train_docs=np.asarray(split.train_docs[keep], dtype=np.int64),
+        test_docs=np.asarray(split.train_docs[val], dtype=np.int64), corpus=split.corpus,
+        seed=int(seed), test_fraction=float(fraction), vocab_sha256=split.vocab_sha256,
+        parent_sha256=split.checksum())

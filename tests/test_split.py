@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -209,3 +211,99 @@ def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path, monkeyp
     # the model is tiny (K=4, W=400); a minibatch is 1/20 of the corpus and its step's
     # temporaries a few times that: well under half the CSR, where any whole copy would not be
     assert peak < 0.5 * csr_bytes, (peak, csr_bytes)
+
+
+def test_validation_split_partitions_training_documents_only(counts):
+    """Validation documents and the remaining training documents are disjoint, their union is
+    exactly the split's training documents, no test document enters, the parent is untouched,
+    and the one evaluator scores on it."""
+    import dataclasses
+
+    from same import evaluate as ev
+
+    s = make_split(counts, 0.2, seed=4)
+    before = s.checksum()
+    arrays = {m: getattr(s, m).copy() for m in ("train", "test_observed", "test_heldout",
+                                                 "train_docs", "test_docs")}
+    v = splitmod.validation_split(s, 0.1, seed=0)
+    n_train = s.train.shape[0]
+    assert len(v.test_docs) == round(0.1 * n_train) and isinstance(v, splitmod.HeldOutSplit)
+    assert np.intersect1d(v.train_docs, v.test_docs).size == 0
+    assert np.array_equal(np.union1d(v.train_docs, v.test_docs), s.train_docs)
+    assert np.intersect1d(np.union1d(v.train_docs, v.test_docs), s.test_docs).size == 0
+    assert list(v.train_docs) == sorted(v.train_docs)  # corpus order kept
+    assert (v.train != counts[v.train_docs]).nnz == 0
+    assert (v.test_full != counts[v.test_docs]).nnz == 0  # halves of the full counts
+    for m in (v.train, v.test_observed, v.test_heldout):
+        assert m.dtype == np.int32 and m.data.min() >= 1 and m.shape[1] == counts.shape[1]
+    # the parent: same arrays, same checksum recomputed from scratch
+    assert dataclasses.replace(s).checksum() == before == s.checksum()
+    for m, a in arrays.items():
+        b = getattr(s, m)
+        assert (b != a).nnz == 0 if hasattr(a, "nnz") else np.array_equal(a, b)
+    # its own checksum, recording the parent's; provenance is part of it
+    assert v.parent_sha256 == before and v.checksum() != before
+    plain = splitmod.HeldOutSplit(**{f.name: getattr(v, f.name) for f in dataclasses.fields(v)
+                                     if f.init and f.name != "parent_sha256"})
+    assert plain.checksum() != v.checksum()
+    other_parent = dataclasses.replace(v, parent_sha256="0" * 64)
+    assert other_parent.checksum() != v.checksum()
+    uniform = np.full((4, counts.shape[1]), 1 / counts.shape[1])
+    assert np.isfinite(ev.evaluate(uniform, 0.1, v).ll)
+
+
+def test_validation_documents_are_halved_as_test_documents_are(counts, monkeypatch):
+    s = make_split(counts, 0.1, seed=2)
+    v = splitmod.validation_split(s, 0.3, seed=5)
+    n, h = int(v.test_full.sum()), int(v.test_heldout.sum())
+    assert abs(h - n / 2) <= 4 * np.sqrt(n / 4)  # Binomial(N, 1/2): p ≈ 6e-5 to fail
+    ones = v.test_full.multiply(v.test_full == 1)
+    assert ones.multiply(v.test_observed).multiply(v.test_heldout).nnz == 0
+    calls = []
+    halve = splitmod._halve
+    monkeypatch.setattr(splitmod, "_halve", lambda docs, rng: calls.append(docs.shape) or
+                        halve(docs, rng))
+    make_split(counts, 0.1, seed=2)
+    splitmod.validation_split(s, 0.3, seed=5)
+    assert calls == [(40, counts.shape[1]), (108, counts.shape[1])]  # one halving for both
+
+
+def test_validation_split_deterministic_per_seed(counts):
+    s = make_split(counts, 0.2, seed=4)
+    a, b = splitmod.validation_split(s, 0.25, seed=3), splitmod.validation_split(s, 0.25, seed=3)
+    assert a.checksum() == b.checksum() and np.array_equal(a.test_docs, b.test_docs)
+    c = splitmod.validation_split(s, 0.25, seed=4)
+    assert c.checksum() != a.checksum() and not np.array_equal(c.test_docs, a.test_docs)
+    default = splitmod.validation_split(s, 0.25)  # the split's own seed
+    assert default.seed == s.seed and default.checksum() == c.checksum()
+    again = splitmod.validation_split(make_split(counts, 0.2, seed=4), 0.25, seed=3)
+    assert again.checksum() == a.checksum()
+
+
+@pytest.mark.parametrize("frac", [0, 1, -0.1, 1.5, "0.1", True, None])
+def test_validation_split_bad_fraction(counts, frac):
+    s = make_split(counts, 0.2, seed=4)
+    with pytest.raises(ValueError, match=re.escape(
+            f"validation_fraction must be in (0, 1), got {frac!r}")):
+        splitmod.validation_split(s, frac)
+
+
+def test_validation_split_bad_seed_sizes_and_save(counts, tmp_path):
+    import scipy.sparse as sp
+
+    s = make_split(counts, 0.2, seed=4)
+    for bad in (-1, True, 1.5, "0"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"validation_seed must be a non-negative integer, got {bad!r}")):
+            splitmod.validation_split(s, 0.1, seed=bad)
+    one_train = make_split(sp.csr_matrix(np.array([[1, 2], [3, 0]])), 0.5, seed=0)
+    with pytest.raises(ValueError, match=re.escape(
+            "need at least 2 training documents to carve validation documents, got 1")):
+        splitmod.validation_split(one_train, 0.5)
+    n_train = s.train.shape[0]
+    assert len(splitmod.validation_split(s, 1e-6).test_docs) == 1  # at least one each side
+    assert len(splitmod.validation_split(s, 0.9999).train_docs) == 1
+    assert n_train > 2
+    with pytest.raises(TypeError, match="a validation split is not saved"):
+        splitmod.validation_split(s, 0.1).save(tmp_path / "v.npz")
+    assert not (tmp_path / "v.npz").exists()
