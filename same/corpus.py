@@ -49,6 +49,9 @@ __all__ = [
 ]
 
 UCI_BASE_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/"
+#: UCI's static archive of the whole collection (dataset 164, "Bag of Words"; about 2 GB with
+#: PubMed), the second source of every file: members are extracted after the download.
+UCI_ARCHIVE_URL = "https://archive.ics.uci.edu/static/public/164/bag+of+words.zip"
 _PARSER_VERSION = 1  # bump when the cached arrays' meaning changes
 _CACHE_REMEDY = "delete it: the next load rebuilds it"
 
@@ -90,6 +93,13 @@ class CorpusInfo:
         """Download URL: ``$SAME_UCI_URL`` (a mirror; tests use a loopback server) or UCI's."""
         base = os.environ.get("SAME_UCI_URL") or UCI_BASE_URL
         return base.rstrip("/") + "/" + filename
+
+    def sources(self, filename: str) -> list[tuple[str, str | None]]:
+        """Where ``filename`` is downloaded from, in the order tried: (URL, None) for the file
+        itself, then (archive URL, member) for UCI's archive of the collection
+        (``$SAME_UCI_ARCHIVE_URL`` overrides it)."""
+        archive = os.environ.get("SAME_UCI_ARCHIVE_URL") or UCI_ARCHIVE_URL
+        return [(self.url(filename), None), (archive, filename)]
 
 
 #: The UCI collection; D, W, NNZ from the files' headers (UCI page, ../shared/datasets/uci/

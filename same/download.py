@@ -3,13 +3,15 @@
 A file is looked for, in order, in the ``data_dir`` argument, each directory of
 ``$SAME_DATA_DIR`` (read-only), and the cache directory (:func:`cache_dir`);
 otherwise it is downloaded into the cache with pooch (progress bar, SHA-256
-checked where known).
+checked where known) from each source of :meth:`same.corpus.CorpusInfo.sources` in turn: the
+file's own URL, then UCI's archive of the collection (the member extracted).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 from .docword import CorpusFormatError, CorpusNotFoundError
@@ -107,22 +109,59 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
     if local is not None:
         return local
 
-    url = info.url(filename)
     target = cache_dir()
+    failures = []
     if download:
-        import pooch
-
-        try:
-            target.mkdir(parents=True, exist_ok=True)
-            got = pooch.retrieve(url, known_hash=None if sha is None else f"sha256:{sha}",
-                                 fname=filename, path=target, progressbar=True)
-            return Path(got)
-        except Exception as exc:  # network errors come in many types (requests, OSError, ...)
-            reason = (f"download failed ({type(exc).__name__}: {exc}; "
-                      f"{f'expected SHA-256 {sha}' if sha else 'no SHA-256 known'})")
+        for url, member in info.sources(filename):
+            try:
+                return _retrieve(url, member, filename, sha, target)
+            except Exception as exc:  # network errors come in many types (requests, OSError, ...)
+                failures.append(f"{url}: {type(exc).__name__}: {exc}")
+        reason = (f"download failed from every source ({'; '.join(failures)}; "
+                  f"{f'expected SHA-256 {sha}' if sha else 'no SHA-256 known'})")
     else:
         reason = "downloading disabled"
     raise CorpusNotFoundError(
         f"{filename} for corpus {name!r} not found locally and {reason}. "
-        f"Download {url} and put it in {target} or in a directory named by $SAME_DATA_DIR "
-        f"(searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")
+        f"Download {info.url(filename)} and put it in {target} or in a directory named by "
+        f"$SAME_DATA_DIR (searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")
+
+
+def _retrieve(url: str, member: str | None, filename: str, sha: str | None,
+              target: Path) -> Path:
+    """Download ``url`` into ``target`` with pooch (progress bar); for an archive
+    (``member`` given) then extract the member named ``filename`` (at any depth) next to it,
+    SHA-256 checked and renamed into place only when it matches.  The archive is kept in
+    ``target`` (it holds the other corpora too).
+
+    Raises
+    ------
+    Whatever pooch raises for the download (HTTP errors, a hash mismatch); zipfile.BadZipFile;
+    FileNotFoundError when the archive lacks the member; CorpusFormatError on a hash mismatch.
+    """
+    import pooch
+
+    target.mkdir(parents=True, exist_ok=True)
+    if member is None:
+        return Path(pooch.retrieve(url, known_hash=None if sha is None else f"sha256:{sha}",
+                                   fname=filename, path=target, progressbar=True))
+    import urllib.parse
+    import zipfile
+
+    archive = Path(pooch.retrieve(url, known_hash=None, path=target, progressbar=True,
+                                  fname=urllib.parse.unquote(url.rsplit("/", 1)[-1])))
+    with zipfile.ZipFile(archive) as zf:
+        names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == member]
+        if not names:
+            raise FileNotFoundError(f"{member} is not in the archive {archive.name}")
+        part = target / f".{filename}.part-{os.getpid()}"
+        try:
+            with zf.open(names[0]) as src, open(part, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
+            if sha is not None and _sha256(part) != sha:
+                raise CorpusFormatError(f"{member} of {archive.name}: SHA-256 does not match "
+                                        f"the UCI file (expected {sha})")
+            os.replace(part, target / filename)
+        finally:
+            part.unlink(missing_ok=True)
+    return target / filename

@@ -68,6 +68,8 @@ def server(tmp_path):
 @pytest.fixture
 def offline_env(monkeypatch):
     monkeypatch.delenv("SAME_DATA_DIR", raising=False)
+    # the archive source goes to a closed loopback port unless a test serves one
+    monkeypatch.setenv("SAME_UCI_ARCHIVE_URL", "http://127.0.0.1:9/bag+of+words.zip")
 
 
 def _serve_kos(served: Path, uci_dir: Path, corrupt: bool = False) -> bytes:
@@ -108,6 +110,48 @@ def test_failed_download_names_url_and_hash_and_leaves_nothing(
     assert corpus.REGISTRY["kos"].docword_sha256 in msg
     assert reason in msg
     assert sorted(p.name for p in cache_path.rglob("*")) == []
+
+
+def _serve_archive(served: Path, uci_dir: Path, corrupt: bool = False) -> bytes:
+    """UCI's archive of the collection as a loopback server gives it: members in a folder."""
+    import zipfile
+
+    data = (uci_dir / KOS_URL_FILE).read_bytes()
+    if corrupt:
+        data = data[:100] + bytes([data[100] ^ 0xFF]) + data[101:]
+    with zipfile.ZipFile(served / "bag+of+words.zip", "w") as zf:
+        zf.writestr(f"bag-of-words/{KOS_URL_FILE}", data)
+        zf.writestr("bag-of-words/readme.txt", "UCI Bag of Words")
+    return data
+
+
+def test_download_falls_back_to_uci_archive_when_the_file_moved(server, uci_dir, offline_env,
+                                                                 monkeypatch, cache_path):
+    """The file's own URL answers 404 (UCI reorganised its site): the member comes out of the
+    archive of the collection, hash-checked, and the archive stays in the cache."""
+    base, served = server
+    data = _serve_archive(served, uci_dir)
+    monkeypatch.setenv("SAME_UCI_URL", f"{base}/missing/")
+    monkeypatch.setenv("SAME_UCI_ARCHIVE_URL", f"{base}/good/bag+of+words.zip")
+    path = corpus.fetch("kos")
+    assert path == cache_path / KOS_URL_FILE and path.read_bytes() == data
+    assert sorted(p.name for p in cache_path.iterdir()) == ["bag+of+words.zip", KOS_URL_FILE]
+
+
+def test_every_source_failing_names_each_url_and_reason(server, uci_dir, offline_env,
+                                                        monkeypatch, cache_path):
+    base, served = server
+    _serve_archive(served, uci_dir, corrupt=True)
+    monkeypatch.setenv("SAME_UCI_URL", f"{base}/missing/")
+    monkeypatch.setenv("SAME_UCI_ARCHIVE_URL", f"{base}/good/bag+of+words.zip")
+    with pytest.raises(CorpusNotFoundError) as err:
+        corpus.fetch("kos")
+    msg = str(err.value)
+    assert f"{base}/missing/{KOS_URL_FILE}: HTTPError: 404" in msg
+    assert (f"{base}/good/bag+of+words.zip: CorpusFormatError: {KOS_URL_FILE} of "
+            "bag+of+words.zip: SHA-256 does not match") in msg
+    assert not (cache_path / KOS_URL_FILE).exists()
+    assert [p.name for p in cache_path.iterdir()] == ["bag+of+words.zip"]  # no part file
 
 
 def test_evaluator_refuses_zero_probability_for_a_scored_word():

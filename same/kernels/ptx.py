@@ -64,14 +64,16 @@ def compile_kernels(cc: tuple[int, int] = (9, 0)) -> dict[str, list[str]]:
 
 
 def ptxas_path() -> str | None:
-    """The ``ptxas`` of the nvidia-cuda-nvcc wheel, else the one on PATH, else None."""
+    """The ``ptxas`` of an nvidia-cuda-nvcc wheel (CUDA 12: ``nvidia/cuda_nvcc/bin``, CUDA 13:
+    ``nvidia/cu13/bin``), else the one on PATH, else None."""
     try:
-        import nvidia.cuda_nvcc as nvcc
+        import nvidia
 
-        for root in nvcc.__path__:
-            p = Path(root) / "bin" / "ptxas"
-            if p.is_file():
-                return str(p)
+        for root in nvidia.__path__:
+            for sub in ("cuda_nvcc", "cu13"):
+                p = Path(root) / sub / "bin" / "ptxas"
+                if p.is_file():
+                    return str(p)
     except ImportError:
         pass
     return shutil.which("ptxas")
