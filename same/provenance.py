@@ -1,18 +1,22 @@
-"""Provenance for every recorded figure: machine, versions, commit, time."""
+"""Provenance for every recorded figure: machine, versions, commit, time; and the
+fingerprint of the code that made an output (:func:`code_fingerprint`)."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
 from .atomic import atomic_write
 
-__all__ = ["provenance", "write_json"]
+__all__ = ["code_fingerprint", "provenance", "write_json"]
 
 _PACKAGES = ("same-lda", "numpy", "scipy", "numba", "pyarrow", "pooch", "gensim", "tomotopy",
              "snakemake", "cupy-cuda12x", "cupy-cuda13x")
@@ -87,3 +91,43 @@ def write_json(path: str | os.PathLike, obj: dict) -> None:
     """Write ``obj`` as indented JSON atomically (temp file + rename)."""
     data = (json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n").encode()
     atomic_write(Path(path), lambda f: f.write(data))
+
+
+def code_fingerprint(root: str | os.PathLike, patterns: Iterable[str],
+                     exclude: Iterable[str] = ()) -> str:
+    """SHA-256 of the code of the Python files ``patterns`` (globs relative to ``root``) match,
+    less ``exclude`` (paths relative to ``root``): of each file's syntax tree with its
+    docstrings removed, and its path relative to ``root``.
+
+    Comments, layout and docstrings are not part of it, so editing them keeps the fingerprint;
+    any other edit (a statement, a constant, an error message) changes it.  The workflow passes
+    it to its rules as a parameter, and Snakemake reruns a job whose parameters changed: the
+    fits rerun when the code that trains or scores changes, not when a comment does.
+
+    Raises
+    ------
+    ValueError
+        A pattern that matches no file (a misspelt pattern would silently fingerprint nothing).
+    SyntaxError
+        A file that is not valid Python.
+    """
+    root, skip = Path(root), set(exclude)
+    files = set()
+    for pattern in patterns:
+        found = {p for p in root.glob(pattern) if p.is_file()}
+        if not found:
+            raise ValueError(f"code_fingerprint: {pattern!r} matches no file under {root}")
+        files |= {p for p in found if p.relative_to(root).as_posix() not in skip}
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                  ast.AsyncFunctionDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                del body[0]
+        for part in (path.relative_to(root).as_posix(), ast.dump(tree)):
+            digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
