@@ -22,7 +22,9 @@ configfile: str(Path(workflow.basedir) / "config/config.yaml")
 # error, a multi-line dump of the schema). RUNS: the table of runs, label → method, budget,
 # params, seeds (same.runs.plan_runs), every run's spec validated.
 try:
-    validate(config, "config/config.schema.yaml")  # also fills in the schema's defaults
+    # also fills in the schema's defaults: the workflow's own (split, cache_dir, ...); SameLDA's
+    # parameters have none there, so an absent same.<key> takes the estimator's default
+    validate(config, "config/config.schema.yaml")
     RUNS = check_config(config, Path(workflow.basedir) / "config/config.schema.yaml")
 except (WorkflowError, ValueError) as exc:
     sys.exit(config_error_line(exc))

@@ -14,11 +14,18 @@ import re
 from .spec import CHECKPOINT_MODES, METHODS, RunSpec, method_param_names
 
 __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params",
-           "method_param_names", "m_label", "sensitivity_runs",
-           "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES", "LABEL_PATTERN"]
+           "method_param_names", "m_label", "m_sweep_labels", "schedule_labels",
+           "prior_scale_labels", "fig1c_labels", "MAIN_LABELS", "M1_LABEL", "run_dir",
+           "sensitivity_runs", "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES",
+           "LABEL_PATTERN"]
 
 #: A run label is a folder name and must match the fit rule's ``label`` wildcard.
 LABEL_PATTERN = r"[a-z0-9_.]+"
+#: The main comparison (fig1a/b, table1, time to quality, topic recovery): each run's label
+#: is its method.
+MAIN_LABELS = ("same", "vb_online", "vb_batch", "cgs")
+#: fig1c's SAME m=1 run (``same.m1_passes``).
+M1_LABEL = "same_m1_long"
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
 SAME_CONFIG_PARAMS = ("n_samples", "sampler", "prior_scale", "learning_rate", "n_inner",
                       "keep_doc_topic", "shuffle", "batch_size", "learning_power", "learning_decay",
@@ -71,31 +78,16 @@ def plan_runs(config: dict) -> dict[str, dict]:
                 "seeds": list(run_seeds), **extra}
 
     runs = _RunTable()
-    runs.add("same", run("same", s["passes"], same_params(config), seeds), "the main SAME run")
-    runs.add("vb_online", run("vb_online", v["passes"], run_seeds=seeds), "the main VB run")
-    runs.add("vb_batch", run("vb_batch", v["passes"], run_seeds=seeds), "the main VB run")
-    runs.add("cgs", run("cgs", c["iterations"], run_seeds=seeds), "the main CGS run")
-    m_sampler = s.get("m_sampler")
-    for m in s["m_values"]:
-        label = m_label(config, m)
-        if label != "same":
-            extra = {"sampler": m_sampler} if m_sampler else {}
-            runs.add(label, run("same", s["passes"],
-                                same_params(config, n_samples=m, **extra), seeds),
-                     f"same.m_values: {m!r}")
-    for sched in s["schedules"]:
-        if sched != "constant":
-            runs.add(f"same_{sched}",
-                     run("same", s["passes"], same_params(config, m_schedule=sched), seeds),
-                     f"same.schedules: {sched!r}")
-    other = "bidmach" if main_prior_scale(config) == "paper" else "paper"
-    runs.add(f"same_scale_{other}",
-             run("same", s["passes"], same_params(config, prior_scale=other)),
-             "the prior_scale variant")
-    runs.add("same_m1_long", run("same", s["m1_passes"], same_params(config, n_samples=1)),
-             "same.m1_passes")
-    if c["fig1c_iterations"] != c["iterations"]:
-        runs.add("cgs_long", run("cgs", c["fig1c_iterations"]), "cgs.fig1c_iterations")
+    budgets = {"same": s["passes"], "vb_online": v["passes"], "vb_batch": v["passes"],
+               "cgs": c["iterations"]}
+    for label in MAIN_LABELS:
+        runs.add(label, run(label, budgets[label],
+                            same_params(config) if label == "same" else None, seeds),
+                 f"the main {label} run")
+    _plan_same_variants(config, runs, run, seeds)
+    fig1c = fig1c_labels(config)
+    if fig1c["cgs"] != "cgs":
+        runs.add(fig1c["cgs"], run("cgs", c["fig1c_iterations"]), "cgs.fig1c_iterations")
     for row in sensitivity_runs(config):
         if row["label"] != "same":
             runs.add(row["label"],
@@ -105,6 +97,31 @@ def plan_runs(config: dict) -> dict[str, dict]:
     for label, entry in study.items():
         runs.add(label, entry, study.origin[label])
     return dict(runs)
+
+
+def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None:
+    """Add the SAME variants of the figures to ``runs`` (``run`` makes an entry, first seed
+    unless given ``seeds``): the m sweep and the schedules (every seed), the prior-scale
+    variant and fig1c's m=1 run."""
+    s = config["same"]
+    m_sampler = s.get("m_sampler")
+    for m, label in m_sweep_labels(config).items():
+        if label != "same":
+            extra = {"sampler": m_sampler} if m_sampler else {}
+            runs.add(label, run("same", s["passes"],
+                                same_params(config, n_samples=m, **extra), seeds),
+                     f"same.m_values: {m!r}")
+    for sched, label in schedule_labels(config).items():
+        if label != "same":
+            runs.add(label,
+                     run("same", s["passes"], same_params(config, m_schedule=sched), seeds),
+                     f"same.schedules: {sched!r}")
+    for scale, label in prior_scale_labels(config).items():
+        if label != "same":
+            runs.add(label, run("same", s["passes"], same_params(config, prior_scale=scale)),
+                     "the prior_scale variant")
+    runs.add(M1_LABEL, run("same", s["m1_passes"], same_params(config, n_samples=1)),
+             "same.m1_passes")
 
 
 class _RunTable(dict):
@@ -155,12 +172,49 @@ def _check_same_batch_size(s: dict) -> None:
 
 def m_label(config: dict, m: float) -> str:
     """Label of the m-sweep run with constant m: the main run when it is the same run (m equal
-    to ``n_samples`` and the same sampler), else ``same_m<m>``."""
+    to ``n_samples`` and the same sampler, the estimator's default when the config is
+    silent), else ``same_m<m>``."""
     s = config["same"]
-    main_sampler = s.get("sampler")
+    main_sampler = _same_setting(config, "sampler")
     if m == s["n_samples"] and s.get("m_sampler", main_sampler) == main_sampler:
         return "same"
     return f"same_m{_m_label(m)}"
+
+
+def m_sweep_labels(config: dict) -> dict[float, str]:
+    """m → run label of the m sweep (fig2a, table2, C6, C7), in the config's order."""
+    return {m: m_label(config, m) for m in config["same"]["m_values"]}
+
+
+def schedule_labels(config: dict) -> dict[str, str]:
+    """Annealing schedule → run label (fig2b, C8): ``constant`` is the main run ``same``,
+    any other ``same_<schedule>``."""
+    return {sched: "same" if sched == "constant" else f"same_{sched}"
+            for sched in config["same"]["schedules"]}
+
+
+def prior_scale_labels(config: dict) -> dict[str, str]:
+    """prior_scale → run label of the prior-scale comparison: the main run's setting first
+    (``same``), then the other of paper and bidmach (``same_scale_<other>``)."""
+    main = _same_setting(config, "prior_scale")
+    other = "bidmach" if main == "paper" else "paper"
+    return {main: "same", other: f"same_scale_{other}"}
+
+
+def fig1c_labels(config: dict) -> dict[str, str]:
+    """The runs of fig1c (ll against samples per word), by role: ``same`` (the main run),
+    ``m1`` (SAME m=1, ``same.m1_passes``) and ``cgs`` (``cgs_long`` when
+    ``cgs.fig1c_iterations`` differs from ``cgs.iterations``, else the main CGS run)."""
+    c = config["cgs"]
+    return {"same": "same", "m1": M1_LABEL,
+            "cgs": "cgs_long" if c["fig1c_iterations"] != c["iterations"] else "cgs"}
+
+
+def run_dir(dataset: str, label: str, n_topics: int | str, seed: int | str) -> str:
+    """The folder of one fit (trace.csv, model.npz, meta.json), relative to the workflow's
+    directory; with ``"{dataset}"``, ``"{label}"``, ``"{K}"``, ``"{seed}"`` it is the fit
+    rule's output pattern."""
+    return f"results/{dataset}/{label}/K{n_topics}/seed{seed}"
 
 
 def _value_label(value) -> str:
@@ -239,11 +293,12 @@ def study_runs(config: dict) -> dict[str, dict]:
     return runs
 
 
-def main_prior_scale(config: dict) -> str:
-    """prior_scale of the main SAME run (the estimator's default when the config is silent)."""
+def _same_setting(config: dict, name: str):
+    """SameLDA parameter ``name`` of the main SAME run: the config's ``same.<name>``, else
+    the estimator's default (the only place defaults are written)."""
     from .sampler import SameLDA
 
-    return config["same"].get("prior_scale", SameLDA().prior_scale)
+    return SameLDA(**same_params(config)).get_params()[name]
 
 
 def spec_for(config: dict, runs: dict, label: str, seed: int, n_topics: int) -> RunSpec:

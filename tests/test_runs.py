@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from numbers import Integral
 from pathlib import Path
 
 import pytest
@@ -11,11 +12,17 @@ import yaml
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from same.runs import (
+    MAIN_LABELS,
     SAME_CONFIG_PARAMS,
     RunSpec,
+    fig1c_labels,
     m_label,
+    m_sweep_labels,
     plan_runs,
+    prior_scale_labels,
+    run_dir,
     same_params,
+    schedule_labels,
     sensitivity_runs,
     spec_for,
     study_label,
@@ -47,13 +54,31 @@ def test_schema_same_keys_are_the_estimators():
     assert estimator_keys == set(SAME_CONFIG_PARAMS)
 
 
+def _json_types(constraints) -> set[str]:
+    """The JSON schema types a list of scikit-learn parameter constraints admits."""
+    types = set()
+    for c in constraints:
+        if c is None:
+            types.add("null")
+        elif c == "boolean":
+            types.add("boolean")
+        elif isinstance(c, StrOptions):
+            types.add("string")
+        elif isinstance(c, Interval):
+            types.add("integer" if c.type is Integral else "number")
+    return {"number"} | (types - {"integer"}) if "number" in types else types
+
+
 @pytest.mark.parametrize("key", SAME_CONFIG_PARAMS)
-def test_schema_defaults_and_choices_match_the_estimator(key):
+def test_schema_types_and_choices_match_the_estimator_without_defaults(key):
+    """The schema states SameLDA's types, choices and bounds, never a default: Snakemake's
+    validate would fill a default into the config, and the workflow would run the schema's
+    value instead of the estimator's."""
     prop = schema_same()[key]
-    default = SameLDA().get_params()[key]
-    if "default" in prop:
-        assert prop["default"] == default, key
+    assert "default" not in prop, key
     constraints = SameLDA._parameter_constraints[key]
+    types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    assert set(types) == _json_types(constraints), key
     options = [c for c in constraints if isinstance(c, StrOptions)]
     if options:
         assert set(prop["enum"]) == set(options[0].options), key
@@ -84,6 +109,35 @@ def test_config_silent_keys_take_estimator_defaults():
     assert "sampler" not in params and "n_inner" not in params
     model = SameLDA(**params)
     assert model.sampler == "nonzero" and model.n_inner == 5
+
+
+@pytest.mark.parametrize("deltas", [(), ("ci.yaml",), ("paper.yaml",), ("scale.yaml",)])
+def test_the_labels_figures_read_are_the_planned_runs(deltas):
+    """Labels are made once (same.runs): what the figures, tables and claims read is exactly
+    the table of runs, no run planned that nothing reads, none read that is not planned."""
+    cfg = load_config(*deltas)
+    read = (set(MAIN_LABELS) | set(m_sweep_labels(cfg).values())
+            | set(schedule_labels(cfg).values()) | set(prior_scale_labels(cfg).values())
+            | set(fig1c_labels(cfg).values()) | {r["label"] for r in sensitivity_runs(cfg)}
+            | set(study_runs(cfg)))
+    assert read == set(plan_runs(cfg))
+
+
+def test_labels_of_a_silent_config_follow_the_estimators_defaults():
+    """sampler and prior_scale absent: the main run has SameLDA's (nonzero, bidmach), so the
+    m sweep's nonzero m = n_samples run is the main run, and the prior-scale variant is paper."""
+    cfg = load_config()
+    cfg["same"] = {k: v for k, v in cfg["same"].items() if k not in ("sampler", "prior_scale")}
+    assert SameLDA().sampler == cfg["same"]["m_sampler"] == "nonzero"
+    assert m_label(cfg, cfg["same"]["n_samples"]) == "same"
+    assert prior_scale_labels(cfg) == {"bidmach": "same", "paper": "same_scale_paper"}
+    assert "same_scale_paper" in plan_runs(cfg) and "same_m100" not in plan_runs(cfg)
+
+
+def test_run_dir_is_the_fit_rules_folder():
+    assert run_dir("kos", "same_m5", 64, 2) == "results/kos/same_m5/K64/seed2"
+    assert run_dir("{dataset}", "{label}", "{K}", "{seed}") == (
+        "results/{dataset}/{label}/K{K}/seed{seed}")
 
 
 def test_variants_change_one_setting_each():

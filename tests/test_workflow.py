@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -19,6 +22,16 @@ def smk(*args, cwd=REPO, env=None, timeout=900):
     e.update(env or {})
     return subprocess.run([*SNAKEMAKE, "--nolock", *args], cwd=cwd, env=e, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def repo_copy(tmp_path: Path) -> Path:
+    """The package and workflow copied under ``tmp_path`` (tests edit the copy, never the real
+    files); run Snakemake with ``PYTHONPATH`` at it, so that its jobs import the copy too."""
+    dst = tmp_path / "repo"
+    for d in ("same", "baselines", "workflow", "config"):
+        shutil.copytree(REPO / d, dst / d, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "Snakefile", dst / "Snakefile")
+    return dst
 
 
 def test_lint():
@@ -86,7 +99,9 @@ def job_count(out: str) -> int:
 
 
 def test_dry_run_paper_profile_and_cluster():
-    res = smk("-n", "--configfile", "config/paper.yaml")
+    # --forceall: every job, whatever outputs this checkout holds (the KOS profile's
+    # results/scaling/same_cpu.json is the paper profile's too)
+    res = smk("-n", "--forceall", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
     # 2 datasets × (3 seeds × (4 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
     # + other prior scale + m=1 long + 7 sensitivity variants + 2 K × 2 fractions × 4 methods
@@ -98,6 +113,44 @@ def test_dry_run_paper_profile_and_cluster():
         res = smk("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
         assert res.returncode == 0, res.stderr
         assert "gpu=1" in res.stdout
+
+
+def planned_specs(out: str) -> dict[str, dict]:
+    """Run label → the spec of its first planned fit, from ``snakemake -n -p``'s output."""
+    specs = {}
+    for text in re.findall(r"same\.run fit --spec '(\{.*?\})'", out):
+        spec = json.loads(text)
+        specs.setdefault(spec["label"], spec)
+    return specs
+
+
+def test_absent_same_keys_take_the_estimators_defaults(tmp_path):
+    """The workflow as parsed (the Snakefile's schema validation included) leaves a SameLDA
+    parameter the config does not set out of the run spec, so the estimator's default is
+    the one used: the schema has none to fill in."""
+    from same.runs import SAME_CONFIG_PARAMS
+    from same.sampler import SameLDA
+
+    repo = repo_copy(tmp_path)
+    cfg_path = repo / "config/config.yaml"
+    dropped = ("sampler", "prior_scale", "learning_rate", "n_inner")
+    cfg_path.write_text("".join(ln for ln in cfg_path.read_text().splitlines(keepends=True)
+                                if ln.split(":")[0].strip() not in dropped))
+    same = yaml.safe_load(cfg_path.read_text())["same"]
+    assert not set(dropped) & set(same) and same["m_sampler"] == "nonzero"
+    res = smk("-n", "-p", "--directory", str(tmp_path / "w"), "--snakefile",
+              str(repo / "Snakefile"), env={"PYTHONPATH": str(repo)})
+    assert res.returncode == 0, res.stderr
+    specs = planned_specs(res.stdout)
+    params, defaults = specs["same"]["params"], SameLDA().get_params()
+    absent = [k for k in SAME_CONFIG_PARAMS if k not in same]
+    assert set(dropped) <= set(absent)
+    for key in absent:
+        assert key not in params, key
+        assert SameLDA(**params).get_params()[key] == defaults[key], key
+    # labels follow the estimator's defaults too: its sampler is the m sweep's (nonzero), so
+    # m = n_samples is the main run; its prior_scale is bidmach, so the variant is paper
+    assert "same_m100" not in specs and "same_scale_paper" in specs
 
 
 def test_any_uci_corpus_needs_no_code_change():
@@ -121,11 +174,14 @@ def test_scale_study_planned_for_every_corpus():
 
 @pytest.mark.slow
 def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
-    env = {"SAME_DATA_DIR": str(uci_dir)}
+    """The CI profile end to end (on a copy of the code, which the test edits), then: a
+    docstring edit reruns nothing, a code edit reruns every fit, a killed run resumes."""
+    repo = repo_copy(tmp_path)
+    env = {"SAME_DATA_DIR": str(uci_dir), "PYTHONPATH": str(repo)}
     work = tmp_path / "run"
     work.mkdir()
-    args = ("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"), "--directory",
-            str(work), "--snakefile", str(REPO / "Snakefile"))
+    args = ("--cores", "2", "--configfile", str(repo / "config/ci.yaml"), "--directory",
+            str(work), "--snakefile", str(repo / "Snakefile"))
     res = smk(*args, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
@@ -143,6 +199,7 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     # nothing left to do
     res = smk(*args, "-n", env=env)
     assert "Nothing to be done" in res.stdout + res.stderr
+    _docstring_edit_reruns_nothing_code_edit_reruns_the_fits(repo, work, args, env)
     # after a kill mid-way: one run unfinished (the runner leaves no directory) and nothing
     # downstream written yet; the rerun redoes that fit only, then the reports
     shutil.rmtree(work / "results/kos/vb_online/K8/seed1")
@@ -155,6 +212,31 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     lines = [ln.strip() for ln in res.stdout.splitlines()]
     fit_line = [ln for ln in lines if ln.startswith("fit ")]
     assert fit_line and fit_line[0].split()[1] == "1", res.stdout
+
+
+def _docstring_edit_reruns_nothing_code_edit_reruns_the_fits(repo, work, args, env):
+    """The rules take the fingerprint of their code (without docstrings and comments) as a
+    parameter: a docstring and comment edit of same/algorithm.py leaves nothing to do; a code
+    edit reruns every fit (and what reads them), for its parameters changed. The file is
+    restored after."""
+    algorithm = repo / "same/algorithm.py"
+    original = algorithm.read_text()
+    assert original.startswith('"""')
+    edited = original.replace('"""', '"""Edited docstring, no code changed.\n\n', 1)
+    algorithm.write_text(edited + "\n# an added comment\n")
+    res = smk(*args, "-n", env=env)
+    assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr, res.stdout
+    algorithm.write_text(edited + "\n_FINGERPRINT_TEST = 1  # code: the fits rerun\n")
+    res = smk(*args, "-n", env=env)
+    assert res.returncode == 0, res.stderr
+    n_fits = len(list(work.glob("results/kos/*/K*/seed*/trace.csv")))
+    stats = dict(ln.split() for ln in res.stdout.split("Job stats:")[1].split("\n\n")[0]
+                 .splitlines()[3:] if ln.strip())
+    assert int(stats["fit"]) == n_fits and "split" not in stats, res.stdout
+    assert "Params have changed since last execution" in res.stdout
+    algorithm.write_text(original)
+    res = smk(*args, "-n", env=env)
+    assert "Nothing to be done" in res.stdout + res.stderr
 
 
 def test_scale_profile_is_planned_on_synthetic_data():

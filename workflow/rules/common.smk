@@ -1,9 +1,13 @@
 # Shared definitions: which runs exist (label → method, budget, params, seeds) and the outputs.
+# Run labels and run folders are made by same.runs (plan_runs and the *_labels functions the
+# figures read), never here.
 import json
 import os
 from pathlib import Path
 
-from same.runs import m_label, main_prior_scale, sensitivity_runs, spec_for, study_runs
+from same.provenance import code_fingerprint
+from same.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
+                       schedule_labels, sensitivity_runs, spec_for, study_runs)
 from same.sampler import SameLDA
 from same.scale_data import describe
 
@@ -21,48 +25,54 @@ REPORT_DIR = config.get("report_dir") or "results"
 K = config["n_topics"]
 SEEDS = config["seeds"]
 SEED0 = SEEDS[:1]
-# the package's sources are inputs of the rules that use them, so code changes rerun them;
-# absolute paths, so that `--directory` can put results elsewhere (CI's tiny run)
+# Each rule takes, as a parameter, the fingerprint of the code it runs (same.provenance.
+# code_fingerprint: syntax trees without docstrings, of the files beside this Snakefile):
+# Snakemake reruns a job whose parameters changed, so a code change reruns the rules that
+# run that code, and a comment or docstring edit reruns nothing.
 CODE_ROOT = Path(workflow.basedir)
-PACKAGE_CODE = sorted(
-    str(p) for pattern in ("same/*.py", "same/kernels/*", "baselines/*.py")
-    for p in CODE_ROOT.glob(pattern)
-    if p.suffix in (".py", ".cu"))
+PACKAGE_PATTERNS = ("same/*.py", "same/kernels/*.py", "baselines/*.py")
+
+
+def code(*patterns, exclude=()):
+    """Fingerprint of the files ``patterns`` (globs relative to the repository) match."""
+    return code_fingerprint(CODE_ROOT, patterns, exclude)
+
+
+PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 # what a fit imports: not the command line, C9's benchmark or the scale profile's data and
 # topic-recovery modules
-FIT_CODE = [p for p in PACKAGE_CODE
-            if Path(p).name not in ("scaling.py", "cli.py", "scale_data.py", "recovery.py")]
-
-
-def code(*names):
-    return [str(CODE_ROOT / n) for n in names]
+FIT_CODE = code(*PACKAGE_PATTERNS, exclude=("same/scaling.py", "same/cli.py",
+                                             "same/scale_data.py", "same/recovery.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 
 
-def m_label_run(m):
-    """Label of the m-sweep run with constant m (the main run when it is the same run)."""
-    return m_label(config, m)
+def fig1c_legend():
+    """Label → legend name of fig1c's runs (same.runs.fig1c_labels)."""
+    runs = fig1c_labels(config)
+    return {runs["same"]: f"SAME m={config['same']['n_samples']:g}", runs["m1"]: "SAME m=1",
+            runs["cgs"]: "CGS (tomotopy)"}
 
 
-def schedule_run(sched):
-    return "same" if sched == "constant" else f"same_{sched}"
+def recovery_tables():
+    """Dataset → its topic-recovery table, for the synthetic datasets (the claims read them)."""
+    return {d: f"results/{d}/topic_recovery.csv" for d in config["datasets"] if d in SYNTHETIC}
 
 
 def prior_scale_runs():
     """Legend name → label of the two prior_scale settings (s = m and s = 1)."""
-    main = main_prior_scale(config)
-    other = "bidmach" if main == "paper" else "paper"
     names = {"paper": "prior_scale=paper (θ = T/m + α, φ̂ = P/m + β·N_t/N)",
-             "bidmach": "prior_scale=bidmach (θ = T + α, φ̂ = P + β)"}
-    return {names[main]: "same", names[other]: f"same_scale_{other}"}
+             "bidmach": "prior_scale=bidmach (θ = T + α, φ̂ = P + β)",
+             "paper_unscaled": "prior_scale=paper_unscaled (θ = T/m + α, φ̂ = P/m + β)"}
+    return {names[scale]: label for scale, label in prior_scale_labels(config).items()}
 
 
-def fig1c_cgs_label():
-    return "cgs_long" if "cgs_long" in RUNS else "cgs"
+# the fit rule's output folder, as a pattern of wildcards
+RUN_DIR = run_dir("{dataset}", "{label}", "{K}", "{seed}")
 
 
 def trace(dataset, label, seed, k=K):
-    return f"results/{dataset}/{label}/K{k}/seed{seed}/trace.csv"
+    """Trace path of one fit (the model and meta.json lie beside it)."""
+    return f"{run_dir(dataset, label, k, seed)}/trace.csv"
 
 
 def traces(dataset, labels, seeds=None):

@@ -1,4 +1,5 @@
-# The held-out split: one artifact per dataset, shared by every method.
+# The held-out split: one artifact per dataset, shared by every method. params.code: the
+# fingerprint of the code a rule runs (common.smk).
 
 
 rule split:
@@ -9,7 +10,6 @@ rule split:
         seed=config["split"]["seed"],
         cache=CACHE_DIR,
         data_dir=DATA_DIR_ARG,
-    input:
         code=code("same/corpus.py", "same/split.py"),
     log:
         "results/logs/split/{dataset}.log",
@@ -30,7 +30,6 @@ rule synthesize:
         corpus="results/{dataset}/corpus.npz",
     params:
         spec=lambda wc: json.dumps(SYNTHETIC[wc.dataset]),
-    input:
         code=code("same/scale_data.py", "same/synthetic.py"),
     log:
         "results/logs/synthesize/{dataset}.log",
@@ -51,9 +50,9 @@ rule split_synthetic:
     params:
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
+        code=code("same/corpus.py", "same/split.py"),
     input:
         corpus=rules.synthesize.output.corpus,
-        code=code("same/corpus.py", "same/split.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:

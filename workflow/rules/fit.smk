@@ -1,18 +1,20 @@
 # One training run of one method (label) and seed, through the shared runner; the run's
-# spec (JSON) comes from the table of runs (same.runs.plan_runs), validated at parse time.
+# spec (JSON) comes from the table of runs (same.runs.plan_runs), validated at parse time,
+# and its folder from same.runs.run_dir. params.code: the fingerprint of the code a fit runs,
+# so that a code change reruns the fits and a docstring or comment edit does not.
 
 
 rule fit:
     input:
         split=rules.split.output.split,
-        code=FIT_CODE,
     output:
-        trace="results/{dataset}/{label}/K{K}/seed{seed}/trace.csv",
-        model="results/{dataset}/{label}/K{K}/seed{seed}/model.npz",
-        meta="results/{dataset}/{label}/K{K}/seed{seed}/meta.json",
+        trace=f"{RUN_DIR}/trace.csv",
+        model=f"{RUN_DIR}/model.npz",
+        meta=f"{RUN_DIR}/meta.json",
     params:
         spec=fit_spec,
         out=lambda wc, output: str(Path(output.trace).parent),
+        code=FIT_CODE,
     threads: config["threads"]
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,

@@ -1,16 +1,18 @@
-# Figures, tables and claim verdicts from the traces (no training or scoring here).
+# Figures, tables and claim verdicts from the traces (no training or scoring here). Which
+# runs each one reads comes from same.runs (MAIN_LABELS, the *_labels functions); params.code
+# is the fingerprint of the code a rule runs (common.smk).
 
-REPORT_CODE = sorted(str(p) for p in (CODE_ROOT / "same/report").glob("*.py")) + code(
-    "workflow/scripts/report.py")
+REPORT_PATTERNS = ("same/report/*.py", "workflow/scripts/report.py")
+REPORT_CODE = code(*REPORT_PATTERNS)
 
 
 rule fig1_passes:
     input:
-        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
         expand("figures/{{dataset}}/fig1_passes.{ext}", ext=FIGURE_FORMATS),
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
         max_passes=max(config["same"]["passes"], config["vb"]["passes"]),
     log:
@@ -25,14 +27,13 @@ rule fig1_passes:
 
 rule fig1c_samples:
     input:
-        traces=lambda wc: traces(wc.dataset, ["same", "same_m1_long", fig1c_cgs_label()], SEED0),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, list(fig1c_labels(config).values()), SEED0),
     output:
         expand("figures/{{dataset}}/fig1c_samples.{ext}", ext=FIGURE_FORMATS),
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
-        labels=lambda wc: {"same": f"SAME m={config['same']['n_samples']:g}",
-                           "same_m1_long": "SAME m=1", fig1c_cgs_label(): "CGS (tomotopy)"},
+        labels=lambda wc: fig1c_legend(),
     log:
         "results/logs/report/{dataset}/fig1c_samples.log",
     benchmark:
@@ -45,13 +46,13 @@ rule fig1c_samples:
 
 rule fig2a_m:
     input:
-        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]]),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, list(m_sweep_labels(config).values())),
     output:
         expand("figures/{{dataset}}/fig2a_m.{ext}", ext=FIGURE_FORMATS),
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, m_sweep=True),
-        runs={m: m_label_run(m) for m in config["same"]["m_values"]},
+        runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/fig2a_m.log",
     benchmark:
@@ -64,14 +65,13 @@ rule fig2a_m:
 
 rule fig2b_anneal:
     input:
-        traces=lambda wc: traces(wc.dataset,
-                                 [schedule_run(s) for s in config["same"]["schedules"]]),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, list(schedule_labels(config).values())),
     output:
         expand("figures/{{dataset}}/fig2b_anneal.{ext}", ext=FIGURE_FORMATS),
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
-        runs={s: schedule_run(s) for s in config["same"]["schedules"]},
+        runs=schedule_labels(config),
     log:
         "results/logs/report/{dataset}/fig2b_anneal.log",
     benchmark:
@@ -85,10 +85,10 @@ rule fig2b_anneal:
 rule prior_scale:
     input:
         traces=lambda wc: traces(wc.dataset, list(prior_scale_runs().values()), SEED0),
-        code=REPORT_CODE,
     output:
         expand("figures/{{dataset}}/prior_scale.{ext}", ext=FIGURE_FORMATS),
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
         runs=lambda wc: prior_scale_runs(),
     log:
@@ -103,15 +103,17 @@ rule prior_scale:
 
 rule table1:
     input:
-        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
         csv="results/{dataset}/table1.csv",
         md="results/{dataset}/table1.md",
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
     log:
         "results/logs/report/{dataset}/table1.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/table1.tsv"
     conda:
         CONDA_ENV
     script:
@@ -120,15 +122,17 @@ rule table1:
 
 rule time_to_quality:
     input:
-        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"]),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
         csv="results/{dataset}/time_to_quality.csv",
         md="results/{dataset}/time_to_quality.md",
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
     log:
         "results/logs/report/{dataset}/time_to_quality.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/time_to_quality.tsv"
     conda:
         CONDA_ENV
     script:
@@ -139,15 +143,17 @@ rule sensitivity:
     input:
         traces=lambda wc: traces(wc.dataset, sorted({r["label"] for r in sensitivity_runs(config)}),
                                  SEED0),
-        code=REPORT_CODE,
     output:
         figures=expand("figures/{{dataset}}/sensitivity.{ext}", ext=FIGURE_FORMATS),
         csv="results/{dataset}/sensitivity.csv",
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
         runs=lambda wc: sensitivity_table(),
     log:
         "results/logs/report/{dataset}/sensitivity.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/sensitivity.tsv"
     conda:
         CONDA_ENV
     script:
@@ -157,16 +163,18 @@ rule sensitivity:
 rule scale_study:
     input:
         traces=lambda wc: traces(wc.dataset, study_labels()),
-        code=REPORT_CODE,
     output:
         figures=expand("figures/{{dataset}}/scale_study.{ext}", ext=FIGURE_FORMATS),
         csv="results/{dataset}/scale_study.csv",
         md="results/{dataset}/scale_study.md",
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, study=True),
         main_n_topics=K,
     log:
         "results/logs/report/{dataset}/scale_study.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/scale_study.tsv"
     conda:
         CONDA_ENV
     script:
@@ -175,17 +183,18 @@ rule scale_study:
 
 rule table2:
     input:
-        traces=lambda wc: traces(wc.dataset, [m_label_run(m) for m in config["same"]["m_values"]],
-                                 SEED0),
-        code=REPORT_CODE,
+        traces=lambda wc: traces(wc.dataset, list(m_sweep_labels(config).values()), SEED0),
     output:
         csv="results/{dataset}/table2.csv",
         md="results/{dataset}/table2.md",
     params:
+        code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, m_sweep=True),
-        runs={m: m_label_run(m) for m in config["same"]["m_values"]},
+        runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/table2.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/table2.tsv"
     conda:
         CONDA_ENV
     script:
@@ -194,22 +203,24 @@ rule table2:
 
 rule topic_recovery:
     input:
-        traces=lambda wc: traces(wc.dataset, ["same", "vb_online", "vb_batch", "cgs"], SEED0),
-        models=lambda wc: [trace(wc.dataset, lab, SEEDS[0]).replace("trace.csv", "model.npz")
-                           for lab in ("same", "vb_online", "vb_batch", "cgs")],
+        traces=lambda wc: traces(wc.dataset, MAIN_LABELS, SEED0),
+        models=lambda wc: [f"{run_dir(wc.dataset, lab, K, SEEDS[0])}/model.npz"
+                           for lab in MAIN_LABELS],
         truth=rules.synthesize.output.corpus,
         split="results/{dataset}/split.npz",
-        code=REPORT_CODE + code("same/recovery.py", "same/scale_data.py"),
     output:
         csv="results/{dataset}/topic_recovery.csv",
         md="results/{dataset}/topic_recovery.md",
     params:
+        code=code(*REPORT_PATTERNS, "same/recovery.py", "same/scale_data.py"),
         setting=lambda wc: setting(wc.dataset),
-        labels=["same", "vb_online", "vb_batch", "cgs"],
+        labels=list(MAIN_LABELS),
         doc_topic_prior=config["doc_topic_prior"],
     threads: config["threads"]
     log:
         "results/logs/report/{dataset}/topic_recovery.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/topic_recovery.tsv"
     conda:
         CONDA_ENV
     script:
@@ -219,9 +230,8 @@ rule topic_recovery:
 rule scaling:
     output:
         f"{REPORT_DIR}/scaling/same_cpu.json",
-    input:
-        code=PACKAGE_CODE,
     params:
+        code=PACKAGE_CODE,
         factors=" ".join(str(f) for f in config.get("scaling", {}).get("factors", [1, 2, 4, 8])),
         n_topics=K,
         n_samples=config["same"]["n_samples"],
@@ -247,19 +257,22 @@ rule claims:
     input:
         traces=[t for d in config["datasets"] for t in traces(d, list(RUNS))],
         scaling=rules.scaling.output[0],
-        recovery=[f"results/{d}/topic_recovery.csv" for d in config["datasets"] if d in SYNTHETIC],
-        code=REPORT_CODE,
+        recovery=list(recovery_tables().values()),
     output:
         f"{REPORT_DIR}/claims.md",
     params:
+        code=REPORT_CODE,
         datasets=config["datasets"],
-        m_runs={m: m_label_run(m) for m in config["same"]["m_values"]},
-        schedule_runs={s: schedule_run(s) for s in config["same"]["schedules"]},
-        fig1c={"same": "same", "m1": "same_m1_long", "cgs": fig1c_cgs_label()},
+        m_runs=m_sweep_labels(config),
+        schedule_runs=schedule_labels(config),
+        fig1c=fig1c_labels(config),
         prior_scale_runs=lambda wc: prior_scale_runs(),
+        recovery=recovery_tables(),
         setting=lambda wc: setting(config["datasets"]),
     log:
         "results/logs/report/claims.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/claims.tsv"
     conda:
         CONDA_ENV
     script:

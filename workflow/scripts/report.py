@@ -53,8 +53,7 @@ elif rule == "claims":
                      "schedule_runs": dict(smk.params.schedule_runs),
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs),
-                     "recovery": next((p for p in smk.input.recovery
-                                       if p == f"results/{name}/topic_recovery.csv"), None)}
+                     "recovery": dict(smk.params.recovery).get(name)}
     report.claims(per, smk.output[0], caption, scaling=smk.input.scaling)
 else:
     raise ValueError(f"no report function for rule {rule!r}")
