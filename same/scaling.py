@@ -25,7 +25,7 @@ __all__ = ["measure", "linearity"]
 
 
 
-def measure(factors=(1, 2, 4, 8), base: str = "kos", n_topics: int = 64,
+def measure(factors, base: str = "kos", n_topics: int = 64,
             n_samples: float = 100.0, passes: int = 8, sampler: str = "nonzero",
             threads: int = 1, seed: int = 0) -> dict:
     """Seconds per pass for each size: the fastest of passes ``passes // 2 + 1`` to ``passes``,
@@ -100,7 +100,8 @@ def main(argv=None) -> int:
     from .provenance import write_json
 
     ap = argparse.ArgumentParser(prog="python -m same.scaling", description=__doc__.splitlines()[0])
-    ap.add_argument("--factors", type=float, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--factors", type=float, nargs="+", required=True,
+                    help="size factors (the workflow passes config scaling.factors)")
     ap.add_argument("--base", default="kos")
     ap.add_argument("--n-topics", type=int, default=64)
     ap.add_argument("--n-samples", type=float, default=100.0)

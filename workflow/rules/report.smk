@@ -232,9 +232,9 @@ rule scaling:
         f"{REPORT_DIR}/scaling/same_cpu.json",
     params:
         code=PACKAGE_CODE,
-        factors=" ".join(str(f) for f in config.get("scaling", {}).get("factors", [1, 2, 4, 8])),
+        factors=" ".join(str(f) for f in config["scaling"]["factors"]),
         n_topics=K,
-        n_samples=config["same"]["n_samples"],
+        n_samples=lambda wc: SameLDA(**RUNS["same"]["params"]).n_samples,
         sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
         threads=config["threads"],
     # measured at the fits' thread count, but holding every core, so that no other job runs
