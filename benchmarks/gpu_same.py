@@ -109,7 +109,7 @@ def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
                                                          sample_bytes)):
         out[name] = {"seconds": t, "bytes": b, "bytes_per_s": b / t,
                      "fraction_of_copy_bandwidth": (b / t) / bandwidth}
-    out["minibatch"] = {"n_docs": n_docs, "nnz": nnz, "n_topics": n_topics}
+    out["minibatch"] = {"n_docs": n_docs, "nnz": nnz, "n_components": n_topics}
     return out
 
 
@@ -176,7 +176,7 @@ def seconds_per_pass(args, counts, batch) -> dict:
     for sampler in args.samplers:
         per_m = {}
         for m in args.m_values:
-            model = SameLDA(n_topics=args.n_topics, n_samples=m, n_inner=args.n_inner,
+            model = SameLDA(n_components=args.n_topics, n_copies=m, n_inner=args.n_inner,
                             max_iter=args.passes, batch_size=batch, sampler=sampler,
                             backend=args.backend, random_state=0)
             marks = [info["train_seconds"] for info in model.iter_fit(counts)]
@@ -211,7 +211,7 @@ def main() -> None:
         "shape": {"name": args.shape, "scale": args.scale, "n_docs": D, "n_words": W,
                   "nnz": int(counts.nnz), "n_tokens": int(counts.sum()),
                   "generate_seconds": round(gen_s, 1)},
-        "settings": {"n_topics": args.n_topics, "n_inner": args.n_inner,
+        "settings": {"n_components": args.n_topics, "n_inner": args.n_inner,
                      "batch_size": batch, "passes": args.passes},
         "device": device_info(xp),
         "copy_bandwidth_bytes_per_s": bandwidth,

@@ -48,7 +48,7 @@ def seconds_per_pass(counts, sampler: str, threads: int, passes: int, n_topics: 
     from same.sampler import SameLDA
 
     set_threads(threads)
-    model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
+    model = SameLDA(n_components=n_topics, n_copies=n_samples, n_inner=n_inner, max_iter=passes,
                     sampler=sampler, random_state=0)
     marks = [info["train_seconds"] for info in model.iter_fit(counts)]
     per_pass = np.diff([0.0] + marks)
@@ -85,7 +85,7 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
     from same.sampler import SameLDA
 
     set_threads(1)
-    model = SameLDA(n_topics=n_topics, n_samples=n_samples, n_inner=n_inner, max_iter=passes,
+    model = SameLDA(n_components=n_topics, n_copies=n_samples, n_inner=n_inner, max_iter=passes,
                     sampler=sampler, random_state=0).fit(counts)
     out, total, scaling = _time_draw_classes(_pass_rates(model, counts, sampler, n_samples,
                                                          n_inner))
@@ -247,7 +247,7 @@ def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
     from same.spec import RunSpec
 
     def spec(method, label, threads, budget, **params):
-        return RunSpec(method=method, n_topics=n_topics, doc_topic_prior=0.1,
+        return RunSpec(method=method, n_components=n_topics, doc_topic_prior=0.1,
                        topic_word_prior=0.1, seed=0, budget=budget, threads=threads,
                        params=params, label=label)
 
@@ -257,7 +257,7 @@ def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
     traces = {}
     for threads in (1, 2):
         traces[f"same_{threads}t"] = _trace(spec("same", f"same_{threads}t", threads, passes,
-                                                 sampler="summed", n_samples=n_samples,
+                                                 sampler="summed", n_copies=n_samples,
                                                  n_inner=n_inner), split, work)
         traces[f"cgs_{threads}t"] = _trace(spec("cgs", f"cgs_{threads}t", threads,
                                                 cgs_iterations), split, work, cgs_points)

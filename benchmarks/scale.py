@@ -81,9 +81,9 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
         split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         method, params = step, {}
         if step.startswith("same"):
-            method, params = "same", {"sampler": step.split("_")[1], "n_samples": 100.0}
+            method, params = "same", {"sampler": step.split("_")[1], "n_copies": 100.0}
         budget = 2 if method == "cgs" else 1
-        spec = RunSpec(method=method, n_topics=n_topics, doc_topic_prior=0.1,
+        spec = RunSpec(method=method, n_components=n_topics, doc_topic_prior=0.1,
                        topic_word_prior=0.1, seed=0, budget=budget, params=params)
         t0 = time.perf_counter()
         for _, info in checkpoints(split.train, spec, [budget]):
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
     from same.provenance import provenance, write_json
 
     result = {"benchmark": "peak RSS and seconds per pass at NYTimes-shaped synthetic sizes",
-              "settings": {"n_topics": args.n_topics, "fractions": args.fractions,
+              "settings": {"n_components": args.n_topics, "fractions": args.fractions,
                            "same_n_samples": 100, "threads": "numba default (all cores)"},
               "baseline_python_rss_bytes": _baseline_rss(),
               **measure(args.fractions, args.n_topics)}

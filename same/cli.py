@@ -4,8 +4,8 @@
     same-lda synthesize --name scale --spec '{"like": "nytimes", "fraction": 0.0625,
         "n_topics": 256}' --out results/scale/corpus.npz
     same-lda split --corpus results/scale/corpus.npz --out results/scale/split.npz
-    same-lda fit --spec '{"method": "same", "n_topics": 64, "doc_topic_prior": 0.1,
-        "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_samples": 100}}' \\
+    same-lda fit --spec '{"method": "same", "n_components": 64, "doc_topic_prior": 0.1,
+        "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_copies": 100}}' \\
         --split results/kos/split.npz --out results/kos/same/K64/seed0
     same-lda score --model results/kos/same/K64/seed0/model.npz --split results/kos/split.npz
     same-lda check results/kos/split.npz results/kos/same/K64/seed0
@@ -17,6 +17,7 @@ line on stderr naming what was wrong, and exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -34,7 +35,7 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The argument parser (every option has help and shows its default)."""
     from .corpus import REGISTRY
-    from .spec import METHODS
+    from .spec import METHODS, RunSpec
 
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
     sub = ap.add_subparsers(dest="command", required=True,
@@ -63,9 +64,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="train one method and write its trace, model and meta",
                          formatter_class=_Formatter)
     fit.add_argument("--spec", required=True,
-                     help="run spec as JSON, or @path to a JSON file; fields: method ("
-                          + ", ".join(METHODS) + "), n_topics, doc_topic_prior, "
-                          "topic_word_prior, seed, budget, threads, backend, params, label")
+                     help="run spec as JSON, or @path to a JSON file; fields: "
+                          + ", ".join(f.name for f in dataclasses.fields(RunSpec))
+                          + " (method: " + ", ".join(METHODS) + ")")
     fit.add_argument("--split", required=True, help="split artifact made by `split`")
     fit.add_argument("--out", required=True, help="output directory (written atomically)")
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")

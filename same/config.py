@@ -61,7 +61,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
     runs = plan_runs(config)
     for label, run in runs.items():
         try:
-            spec_for(config, runs, label, run["seeds"][0], config["n_topics"]).validate()
+            spec_for(config, runs, label, run["seeds"][0], config["n_components"]).validate()
         except ValueError as exc:
             raise ValueError(f"config: run {label!r}: {exc}") from None
     return runs

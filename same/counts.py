@@ -136,13 +136,17 @@ def _warn_if_not_counts(X: sp.csr_matrix, name: str, who: str) -> None:
 
 def _outside_package() -> int:
     """The ``stacklevel`` of a warning raised by this module's caller that names the first
-    frame outside the ``same`` package (the user's call of fit, partial_fit, transform...)."""
+    frame outside the ``same`` package and scikit-learn (whose ``_fit_context`` wraps fit):
+    the user's call of fit, partial_fit, transform..."""
     import os
     import sys
 
-    package = os.path.dirname(os.path.abspath(__file__))
+    import sklearn
+
+    packages = (os.path.dirname(os.path.abspath(__file__)),
+                os.path.dirname(os.path.abspath(sklearn.__file__)))
     frame, level = sys._getframe(2), 2  # the function that calls warnings.warn, level 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(packages):
         frame, level = frame.f_back, level + 1
     return level
 
@@ -164,6 +168,6 @@ def check_count_bound(X, bounds, n_samples: float, m_schedule: str) -> None:
                                            minlength=X.shape[1]).max(initial=0.0)))
     m_max = n_samples * (1.0 if m_schedule == "constant" else 2.0)
     if m_max * peak >= 2.0 ** 30:
-        raise ValueError(f"n_samples={n_samples:g} is too large for int32 counts: a word occurs "
+        raise ValueError(f"n_copies={n_samples:g} is too large for int32 counts: a word occurs "
                          f"{peak:g} times in one minibatch, so P could exceed 2^30 per cell; "
                          "use smaller minibatches (batch_size) or a smaller m")

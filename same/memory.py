@@ -1,6 +1,6 @@
 """Memory a fit implies, checked before anything is allocated.
 
-A spec's K or a corpus header's W can imply arrays far beyond any machine (``n_topics:
+A spec's K or a corpus header's W can imply arrays far beyond any machine (``n_components:
 10**7`` on KOS: 515 GiB for one float64 φ); numpy then fails deep inside training with a
 MemoryError, or the kernel kills the process.  :func:`check_fit_memory` compares a *lower
 bound* of what every method holds at once with the memory available now and refuses clearly
@@ -53,7 +53,7 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
     have = psutil.virtual_memory().available
     if need > have:
         theta = f" and θ of {n_docs_in_ram} documents" if n_docs_in_ram else ""
-        raise MemoryError(f"{method} with n_topics={n_topics} × {n_words} words: its φ arrays{theta} "
+        raise MemoryError(f"{method} with n_components={n_topics} × {n_words} words: its φ arrays{theta} "
                           f"need at least {need / 2**30:.1f} GiB, more than the "
                           f"{have / 2**30:.1f} GiB available; use fewer topics or a smaller "
                           "vocabulary")

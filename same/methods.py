@@ -5,7 +5,7 @@ A method is a function ``(X, spec, points) -> iterator of (φ, info)``:
 - ``X`` : csr_matrix (n_docs, n_words), the training counts of the split;
 - ``spec`` : :class:`same.spec.RunSpec` (K, α, β, seed, budget, threads, backend, params);
 - ``points`` : the passes (Gibbs iterations for CGS) at which φ is wanted;
-- yields φ (n_topics, n_words, float64, rows sum to 1) and an info dict with
+- yields φ (n_components, n_words, float64, rows sum to 1) and an info dict with
   ``pass``, ``iteration``, ``tokens_seen``, ``samples_per_word``, ``train_seconds``
   (time spent by the consumer between yields excluded) and ``native_score``.
 
@@ -36,14 +36,18 @@ def eval_points(budget: int) -> list[int]:
 
 
 def _common(spec) -> dict:
-    return dict(n_topics=spec.n_topics, doc_topic_prior=spec.doc_topic_prior,
+    """The shared settings in the baselines' own names (gensim and tomotopy call K n_topics)."""
+    return dict(n_topics=spec.n_components, doc_topic_prior=spec.doc_topic_prior,
                 topic_word_prior=spec.topic_word_prior, random_state=spec.seed)
 
 
 def _same(X, spec, points) -> Checkpoints:
     from .sampler import SameLDA
 
-    model = SameLDA(max_iter=spec.budget, backend=spec.backend, **_common(spec), **spec.params)
+    model = SameLDA(n_components=spec.n_components, doc_topic_prior=spec.doc_topic_prior,
+                    topic_word_prior=spec.topic_word_prior, random_state=spec.seed,
+                    max_iter=spec.budget, backend=spec.backend, n_jobs=spec.threads,
+                    **spec.params)
     for info in model.iter_fit(X, every="pass"):
         if info["pass"] in points:
             yield model.topic_word_, {

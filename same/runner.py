@@ -29,6 +29,7 @@ import numpy as np
 
 from .artefact import ArtefactError, check_array, open_npz, remedied, save_npz
 from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
+from .kernels.cpu import usable_threads
 from .memory import check_fit_memory
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
@@ -38,16 +39,6 @@ from .split import HeldOutSplit, load_split, train_subset
 
 __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",
            "ModelIntegrityError", "usable_threads"]
-
-
-def usable_threads(requested: int) -> int:
-    """Threads a run gets: ``requested``, at most the CPUs this process may run on
-    (``os.sched_getaffinity``), so that BLAS, numba and tomotopy never oversubscribe."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(int(requested), cpus))
 
 
 def _pin_threads(n: int):
@@ -80,7 +71,7 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=spec.budget, desc=f"{label} K={spec.n_topics} seed={spec.seed}",
+        bar = tqdm(total=spec.budget, desc=f"{label} K={spec.n_components} seed={spec.seed}",
                    unit="iter" if spec.method == "cgs" else "pass")
     rows, phi = [], None
     with _pin_threads(spec.threads):  # already capped by usable_threads
@@ -131,7 +122,7 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         split = load_split(split, mmap=True)  # a paper-scale split is read from disk
     split_sha = split.checksum()
     split = train_subset(split, spec.train_fraction)
-    check_fit_memory(spec.method, spec.n_topics, split.n_words)  # before anything allocates
+    check_fit_memory(spec.method, spec.n_components, split.n_words)  # before anything allocates
     label = spec.label or spec.method
     if points is None and spec.checkpoints == "final":
         points = [spec.budget]

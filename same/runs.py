@@ -27,7 +27,7 @@ MAIN_LABELS = ("same", "vb_online", "vb_batch", "cgs")
 #: fig1c's SAME m=1 run (``same.m1_passes``).
 M1_LABEL = "same_m1_long"
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
-SAME_CONFIG_PARAMS = ("n_samples", "sampler", "prior_scale", "learning_rate", "n_inner",
+SAME_CONFIG_PARAMS = ("n_copies", "sampler", "prior_scale", "learning_rate", "n_inner",
                       "keep_doc_topic", "shuffle", "batch_size", "learning_power", "learning_decay",
                       "learning_offset")
 
@@ -53,7 +53,7 @@ def plan_runs(config: dict) -> dict[str, dict]:
     sensitivity variants (:func:`sensitivity_runs`) and the scale study
     (:func:`study_runs`) run the first.  The m sweep (fig2a, table2, C6, C7) uses
     ``same.m_sampler`` (default: the main sampler); when it differs from the main run's
-    sampler, m = n_samples gets its own run.  Entries may carry ``n_topics`` (a list: the
+    sampler, m = n_copies gets its own run.  Entries may carry ``n_components`` (a list: the
     K values of the scale study; default the config's K), ``train_fraction`` and
     ``checkpoints``.
 
@@ -109,7 +109,7 @@ def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None
         if label != "same":
             extra = {"sampler": m_sampler} if m_sampler else {}
             runs.add(label, run("same", s["passes"],
-                                same_params(config, n_samples=m, **extra), seeds),
+                                same_params(config, n_copies=m, **extra), seeds),
                      f"same.m_values: {m!r}")
     for sched, label in schedule_labels(config).items():
         if label != "same":
@@ -120,7 +120,7 @@ def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None
         if label != "same":
             runs.add(label, run("same", s["passes"], same_params(config, prior_scale=scale)),
                      "the prior_scale variant")
-    runs.add(M1_LABEL, run("same", s["m1_passes"], same_params(config, n_samples=1)),
+    runs.add(M1_LABEL, run("same", s["m1_passes"], same_params(config, n_copies=1)),
              "same.m1_passes")
 
 
@@ -172,11 +172,11 @@ def _check_same_batch_size(s: dict) -> None:
 
 def m_label(config: dict, m: float) -> str:
     """Label of the m-sweep run with constant m: the main run when it is the same run (m equal
-    to ``n_samples`` and the same sampler, the estimator's default when the config is
+    to ``n_copies`` and the same sampler, the estimator's default when the config is
     silent), else ``same_m<m>``."""
     s = config["same"]
     main_sampler = _same_setting(config, "sampler")
-    if m == s["n_samples"] and s.get("m_sampler", main_sampler) == main_sampler:
+    if m == s["n_copies"] and s.get("m_sampler", main_sampler) == main_sampler:
         return "same"
     return f"same_m{_m_label(m)}"
 
@@ -210,11 +210,11 @@ def fig1c_labels(config: dict) -> dict[str, str]:
             "cgs": "cgs_long" if c["fig1c_iterations"] != c["iterations"] else "cgs"}
 
 
-def run_dir(dataset: str, label: str, n_topics: int | str, seed: int | str) -> str:
+def run_dir(dataset: str, label: str, n_components: int | str, seed: int | str) -> str:
     """The folder of one fit (trace.csv, model.npz, meta.json), relative to the workflow's
     directory; with ``"{dataset}"``, ``"{label}"``, ``"{K}"``, ``"{seed}"`` it is the fit
     rule's output pattern."""
-    return f"results/{dataset}/{label}/K{n_topics}/seed{seed}"
+    return f"results/{dataset}/{label}/K{n_components}/seed{seed}"
 
 
 def _value_label(value) -> str:
@@ -277,7 +277,7 @@ def study_runs(config: dict) -> dict[str, dict]:
     st = config.get("scale_study")
     if not st:
         return runs
-    _distinct("scale_study.n_topics", st["n_topics"])
+    _distinct("scale_study.n_components", st["n_components"])
     _distinct("scale_study.train_fractions", st["train_fractions"])
     s, v = config["same"], config["vb"]
     budgets = {"same": s["passes"], "vb_online": v["passes"], "vb_batch": v["passes"],
@@ -287,7 +287,7 @@ def study_runs(config: dict) -> dict[str, dict]:
             runs.add(study_label(method, f), {
                 "method": method, "budget": int(budgets[method]),
                 "params": same_params(config) if method == "same" else {},
-                "seeds": list(config["seeds"][:1]), "n_topics": list(st["n_topics"]),
+                "seeds": list(config["seeds"][:1]), "n_components": list(st["n_components"]),
                 "train_fraction": float(f), "checkpoints": "final"},
                 f"scale_study.train_fractions: {f!r}")
     return runs
@@ -301,11 +301,11 @@ def _same_setting(config: dict, name: str):
     return SameLDA(**same_params(config)).get_params()[name]
 
 
-def spec_for(config: dict, runs: dict, label: str, seed: int, n_topics: int) -> RunSpec:
+def spec_for(config: dict, runs: dict, label: str, seed: int, n_components: int) -> RunSpec:
     """The :class:`RunSpec` of one (label, seed) of :func:`plan_runs`' table."""
     r = runs[label]
     backend = config["backend"] if r["method"] == "same" else "numpy"
-    return RunSpec(method=r["method"], n_topics=int(n_topics),
+    return RunSpec(method=r["method"], n_components=int(n_components),
                    doc_topic_prior=float(config["doc_topic_prior"]),
                    topic_word_prior=float(config["topic_word_prior"]), seed=int(seed),
                    budget=r["budget"], threads=int(config["threads"]), backend=backend,

@@ -11,39 +11,41 @@ BIDMach ``models/LDAgibbs.scala``, ``updaters/IncNorm.scala``, ``Samplers.cu``.
 from __future__ import annotations
 
 import time
-from numbers import Integral
+import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
+    _fit_context,
 )
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_is_fitted
 
-from . import algorithm
-from .algorithm import SAMPLERS, StepSettings
-from .backend import DeviceBatches, doc_topic_host, doc_topic_store, get_xp, to_backend, to_numpy
-from .counts import check_count_bound, check_counts, doc_totals, validate_counts, word_totals
+from .algorithm import SAMPLERS
+from .backend import DeviceBatches, get_xp, to_backend
+from .counts import check_count_bound, check_counts, doc_totals, validate_counts
 from .inference import FoldInMixin
-from .kernels import raise_if_not_finite
-from .memory import check_fit_memory
-from .params import PARAMETER_CONSTRAINTS, m_at_step, minibatch_ranges, step_settings
+from .params import (
+    PARAMETER_CONSTRAINTS,
+    m_at_step,
+    minibatch_ranges,
+    param,
+)
+from .training import TrainingMixin
 
 __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
 
-#: (backend, sampler, keep_doc_topic) whose kernels this process has compiled already
-_WARMED: set = set()
-class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """SAME (State Augmentation for Marginal Estimation) Gibbs sampler for LDA.
 
     Parameters
     ----------
-    n_topics : int, default=256
-        K, the number of topics (paper experiments: 256).
-    n_samples : float, default=100.0
-        m, SAME replicas per latent variable (inverse temperature); may be < 1.
+    n_components : int, default=256
+        K, the number of topics (paper experiments: 256; scikit-learn's name).
+    n_copies : float, default=100.0
+        m, the copies of the latent state SAME samples (paper §3: "m copies of the original
+        system"; BIDMach's ``nsamps``), an inverse temperature; may be < 1.
     doc_topic_prior : float, default=0.1
         α, symmetric Dirichlet prior on θ (BIDMach Nov 2014 default).
     topic_word_prior : float, default=0.1
@@ -74,6 +76,10 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     schedule_steps : int or None, default=None
         t_max of a non-constant ``m_schedule`` under :meth:`partial_fit`
         (:meth:`fit` uses max_iter × minibatches).
+    total_samples : int or None, default=None
+        Documents in the whole stream (scikit-learn's name and meaning), used only by
+        :meth:`partial_fit`: a minibatch's share of the corpus is its documents over this
+        (:meth:`fit` knows the corpus: its share is in tokens).
     keep_doc_topic : bool, default=True
         Carry each training document's θ across passes (θ = 1 in the first pass), as
         BIDMach's LDAgibbs did in 2014 (``putBack = 1``; the reset, ``putBack = -1``, came in
@@ -87,15 +93,21 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "summed": draws T and P directly, equal in distribution at a cost independent
         of m (:func:`same.algorithm.sample_minibatch`).
     backend : {"numpy", "cupy"}, default="numpy"
+    n_jobs : int or None, default=None
+        CPU threads of the sampling kernels during fit/partial_fit (-1: all usable CPUs;
+        None: numba's current setting).
     random_state : int, RandomState instance or None, default=None
         Seeds φ's initialisation and every sampling call's counter-based stream; an int
         is used as the seed itself.
     verbose : int, default=0
         Progress bar over passes (tqdm) when > 0.
+    n_topics, n_samples : deprecated
+        The old names of ``n_components`` and ``n_copies``, accepted until 0.2
+        (FutureWarning).
 
     Attributes
     ----------
-    topic_word_ : ndarray of shape (n_topics, n_features_in_), float64, rows sum to 1
+    topic_word_ : ndarray of shape (n_components, n_features_in_), float64, rows sum to 1
         φ, on the host.  ``components_`` is the same array.
     n_features_in_ : int
         W, the vocabulary size.
@@ -115,9 +127,9 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     compile_seconds_ : float
         Seconds of that warm-up in this fit (0 when this process had compiled the kernels
         for the same sampler and backend already; numba's on-disk cache makes it short).
-    row_total_ : ndarray of shape (n_topics,)
+    row_total_ : ndarray of shape (n_components,)
         IncNorm's moving average of φ̂'s row totals.
-    doc_topic_ : ndarray of shape (n_docs, n_topics) or None
+    doc_topic_ : ndarray of shape (n_docs, n_components) or None
         Unnormalised θ per training document when ``keep_doc_topic``, on the host (read-only;
         on the NumPy backend a view of the sampler's θ, which is file-backed above 1 GiB; on
         CuPy copied from the GPU when read, never between passes).
@@ -127,14 +139,15 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     _parameter_constraints: dict = PARAMETER_CONSTRAINTS
 
-    def __init__(self, n_topics=256, *, n_samples=100.0, doc_topic_prior=0.1,
+    def __init__(self, n_components=256, *, n_copies=100.0, doc_topic_prior=0.1,
                  topic_word_prior=0.1, batch_size=None, n_inner=5, max_iter=20,
                  learning_rate="bidmach", learning_decay=0.7, learning_offset=10.0,
                  learning_power=0.3, prior_scale="bidmach", m_schedule="constant",
-                 schedule_steps=None, keep_doc_topic=True, shuffle=False, sampler="nonzero",
-                 backend="numpy", random_state=None, verbose=0):
-        self.n_topics = n_topics
-        self.n_samples = n_samples
+                 schedule_steps=None, total_samples=None, keep_doc_topic=True, shuffle=False,
+                 sampler="nonzero", backend="numpy", n_jobs=None, random_state=None, verbose=0,
+                 n_topics="deprecated", n_samples="deprecated"):
+        self.n_components = n_components
+        self.n_copies = n_copies
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.batch_size = batch_size
@@ -147,24 +160,22 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.prior_scale = prior_scale
         self.m_schedule = m_schedule
         self.schedule_steps = schedule_steps
+        self.total_samples = total_samples
         self.keep_doc_topic = keep_doc_topic
         self.shuffle = shuffle
         self.sampler = sampler
         self.backend = backend
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.n_topics = n_topics
+        self.n_samples = n_samples
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
-
-    @property
-    def doc_topic_(self):
-        if "_state" not in self.__dict__:
-            raise AttributeError("doc_topic_ is set by fit")
-        return doc_topic_host(self.__dict__.get("_doc_topic"), self.__dict__.get("_order"))
 
     @property
     def components_(self) -> np.ndarray:
@@ -176,79 +187,15 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _n_features_out(self) -> int:
         return self.topic_word_.shape[0]
 
-    # ------------------------------------------------------------------ settings
-    def _settings(self, m_t: float, tokens: float) -> StepSettings:
-        return step_settings(self, m_t, tokens, self._corpus_tokens)
-
     def batches(self, n_docs: int) -> list[tuple[int, int]]:
         """Document ranges [start, stop) of the minibatches of a pass over ``n_docs`` documents."""
         return minibatch_ranges(self.batch_size, n_docs)
-
-    # ------------------------------------------------------------------ training
-    def _begin(self, X: sp.csr_matrix, corpus_tokens: float | None, keep: bool) -> None:
-        """Fresh state (memory checked first): φ from X's word counts, θ if ``keep``, counters 0."""
-        self._validate_params()
-        xp = get_xp(self.backend)  # RuntimeError for cupy without a GPU
-        check_fit_memory("same", int(self.n_topics), X.shape[1], X.shape[0] if keep else 0, xp)
-        rs = self.random_state
-        self.random_state_ = (int(rs) if isinstance(rs, Integral) else
-                              int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
-        word_counts = word_totals(X)
-        self._state = algorithm.init_state(word_counts, int(self.n_topics), self.random_state_, xp)
-        self._doc_topic = doc_topic_store(X.shape[0], int(self.n_topics), xp) if keep else None
-        self._corpus_tokens = corpus_tokens
-        self._order = None
-        self.n_iter_ = self.n_batch_iter_ = self.n_docs_seen_ = self.n_tokens_seen_ = 0
-        self.samples_per_word_ = self.train_seconds_ = 0.0
-        self.compile_seconds_ = self._warm_up(xp)
-
-    def _warm_up(self, xp) -> float:
-        """One untimed step on a tiny block, so JIT compilation never counts as training."""
-        if (key := (self.backend, self.sampler, bool(self.keep_doc_topic))) in _WARMED:
-            return 0.0
-        t0 = time.perf_counter()
-        algorithm.warm_up(xp, int(self.n_topics), self._settings(1.0, 7.0), self.keep_doc_topic)
-        _WARMED.add(key)
-        return time.perf_counter() - t0
-
-    def _train_step(self, block, m_t: float, tokens: float, doc_range=None) -> dict:
-        """One timed minibatch step on a backend block; returns the step's info."""
-        xp = get_xp(self.backend)
-        state = algorithm.state_on(self._state, xp)  # moves it only after unpickling
-        theta = None
-        if self._doc_topic is not None and doc_range is not None:
-            theta = xp.ascontiguousarray(self._doc_topic[doc_range[0]:doc_range[1]])
-        t0 = time.perf_counter()
-        state, theta, rho = algorithm.minibatch_step(state, block, self._settings(m_t, tokens),
-                                                     theta)
-        if xp is not np:
-            xp.cuda.get_current_stream().synchronize()
-            raise_if_not_finite()  # the step's deferred checks, read after its sync
-        self.train_seconds_ += time.perf_counter() - t0
-        if theta is not None and doc_range is not None and self._doc_topic is not None:
-            self._doc_topic[doc_range[0]:doc_range[1]] = theta
-        self._state = state
-        self.n_batch_iter_ = state.n_steps
-        self.n_docs_seen_ = state.n_docs_seen
-        self.n_tokens_seen_ += int(tokens)
-        if self._corpus_tokens:
-            self.samples_per_word_ += m_t * tokens / self._corpus_tokens
-        return {"step": self.n_batch_iter_, "docs_seen": self.n_docs_seen_,
-                "tokens_seen": self.n_tokens_seen_, "samples_per_word": self.samples_per_word_,
-                "train_seconds": self.train_seconds_, "n_samples": m_t, "learning_rate": rho,
-                "compile_seconds": self.compile_seconds_}
-
-    def _export(self) -> None:
-        """Host copies of the fitted state (outside the timed region)."""
-        phi = to_numpy(self._state.topic_word_t).T.astype(np.float64)
-        self.topic_word_ = phi / phi.sum(axis=1, keepdims=True)
-        self.row_total_ = to_numpy(self._state.row_total).astype(np.float64)
 
     def iter_fit(self, X, y=None, *, every: str = "pass"):
         """Train like :meth:`fit`, yielding after every pass (or minibatch step).
 
         At each yield ``topic_word_`` is current and the dict yielded holds: pass (passes
-        completed), step, docs_seen, tokens_seen, samples_per_word, train_seconds, n_samples
+        completed), step, docs_seen, tokens_seen, samples_per_word, train_seconds, n_copies
         (m_t), learning_rate (ρ_t), end_of_pass.  Time spent by the consumer between yields
         is not training time.
 
@@ -267,13 +214,14 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if every not in ("pass", "step"):
             raise ValueError(f"every must be 'pass' or 'step', got {every!r}")
         X = check_counts(self, X, reset=True)
-        self._begin(X, float(X.data.sum()), bool(self.keep_doc_topic))
+        self._begin(X, bool(self.keep_doc_topic))
+        corpus_tokens = float(X.data.sum())
         if self.shuffle:  # one seeded order for the whole fit (a reordered copy of X)
             self._order = np.random.default_rng(self.random_state_ ^ 0x5EED).permutation(
                 X.shape[0])
             X = X[self._order]
         bounds = self.batches(X.shape[0])
-        check_count_bound(X, bounds, float(self.n_samples), self.m_schedule)
+        check_count_bound(X, bounds, float(param(self, "n_copies")), self.m_schedule)
         t_max = int(self.max_iter) * len(bounds)
         tokens = np.add.reduceat(doc_totals(X), [a for a, _ in bounds])
         passes = range(int(self.max_iter))
@@ -281,21 +229,25 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             from tqdm.auto import tqdm
 
             passes = tqdm(passes, desc="SAME passes", unit="pass")
-        for p in passes:
-            # on a GPU the next minibatch is copied from pinned host memory meanwhile
-            feed = iter(DeviceBatches(X, bounds, get_xp(self.backend), np.float32))
-            for i in range(len(bounds)):
-                t0 = time.perf_counter()
-                a, b, block = next(feed)
-                self.train_seconds_ += time.perf_counter() - t0  # staging is training
-                info = self._train_step(block, m_at_step(self, t_max), float(tokens[i]), (a, b))
-                end = i == len(bounds) - 1
-                if end:
-                    self.n_iter_ = p + 1
-                if end or every == "step":
-                    self._export()
-                    yield {"pass": self.n_iter_, **info, "end_of_pass": end}
+        with self._threads():
+            for p in passes:
+                # on a GPU the next minibatch is copied from pinned host memory meanwhile
+                feed = iter(DeviceBatches(X, bounds, get_xp(self.backend), np.float32))
+                for i in range(len(bounds)):
+                    t0 = time.perf_counter()
+                    a, b, block = next(feed)
+                    self.train_seconds_ += time.perf_counter() - t0  # staging is training
+                    share = (float(tokens[i]), corpus_tokens)
+                    info = self._train_step(block, m_at_step(self, t_max), float(tokens[i]),
+                                            share, (a, b))
+                    end = i == len(bounds) - 1
+                    if end:
+                        self.n_iter_ = p + 1
+                    if end or every == "step":
+                        self._export()
+                        yield {"pass": self.n_iter_, **info, "end_of_pass": end}
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train on X for ``max_iter`` passes of minibatches in document order.
 
@@ -312,37 +264,39 @@ class SameLDA(FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             pass
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, corpus_tokens: float | None = None):
         """One minibatch step on X (the first call initialises φ from X's word counts).
 
-        ``corpus_tokens`` (the whole stream's token count) makes ``samples_per_word_``
-        meaningful.  ``keep_doc_topic`` does not apply (stream documents have no identity).
+        ``total_samples`` (documents in the stream) gives each minibatch its share of the
+        corpus: ``samples_per_word_`` and prior_scale="paper"'s β.  ``keep_doc_topic`` does
+        not apply (stream documents have no identity).  ``corpus_tokens`` (the stream's
+        tokens: a token share) is deprecated for total_samples and removed in 0.2.
 
         Raises
         ------
         ValueError
-            Bad X, X with another vocabulary size than the first call's, or a non-constant
-            ``m_schedule`` without ``schedule_steps``.
+            Bad X, X with another vocabulary size than the first call's, a non-constant
+            ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share.
         """
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
-        if corpus_tokens:  # before the first call's warm-up, whose settings may need it
-            self._corpus_tokens = float(corpus_tokens)
+        if corpus_tokens is not None:
+            warnings.warn("partial_fit's corpus_tokens is deprecated in 0.1 and will be removed "
+                          "in 0.2: give SameLDA(total_samples=<documents in the stream>)",
+                          FutureWarning, stacklevel=3)
+            self._stream_tokens = float(corpus_tokens)
         if first:
-            self._begin(X, getattr(self, "_corpus_tokens", None), keep=False)
-        xp = get_xp(self.backend)
-        block = to_backend(X.astype(np.float32), xp)
-        self._train_step(block, m_at_step(self, self.schedule_steps), float(X.data.sum()))
+            self._begin(X, keep=False)
+        if getattr(self, "_stream_tokens", None):
+            share = (float(X.data.sum()), self._stream_tokens)
+        else:
+            share = None if self.total_samples is None else (float(X.shape[0]),
+                                                                 float(self.total_samples))
+        block = to_backend(X.astype(np.float32), get_xp(self.backend))
+        with self._threads():
+            self._train_step(block, m_at_step(self, self.schedule_steps), float(X.data.sum()),
+                             share)
         self._export()
         return self
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
-        """Backend arrays go to the host, so a fitted model pickles and deep-copies anywhere."""
-        state = super().__getstate__()
-        if "_state" in state:
-            state["_state"] = algorithm.state_on(state["_state"], np)
-        if state.get("_doc_topic") is not None:
-            state["_doc_topic"] = to_numpy(state["_doc_topic"])
-        return state
 

@@ -25,8 +25,8 @@ __all__ = ["measure", "linearity"]
 
 
 
-def measure(factors, base: str = "kos", n_topics: int = 64,
-            n_samples: float = 100.0, passes: int = 8, sampler: str = "nonzero",
+def measure(factors, base: str = "kos", n_components: int = 64,
+            n_copies: float = 100.0, passes: int = 8, sampler: str = "nonzero",
             threads: int = 1, seed: int = 0) -> dict:
     """Seconds per pass for each size: the fastest of passes ``passes // 2 + 1`` to ``passes``,
     the sizes' passes interleaved in time (module docstring).
@@ -56,7 +56,7 @@ def measure(factors, base: str = "kos", n_topics: int = 64,
     corpora, fits, marks = [], [], []
     for f in factors:
         counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
-        model = SameLDA(n_topics=n_topics, n_samples=n_samples, max_iter=passes, sampler=sampler,
+        model = SameLDA(n_components=n_components, n_copies=n_copies, max_iter=passes, sampler=sampler,
                         batch_size=batch_size, random_state=seed)
         corpora.append(counts)
         fits.append((model, model.iter_fit(counts)))
@@ -75,7 +75,7 @@ def measure(factors, base: str = "kos", n_topics: int = 64,
                      "compile_seconds": model.compile_seconds_})
         print(f"factor {f:g}: {counts.nnz} nonzeros, {per_pass:.3f} s/pass", file=sys.stderr)
     return provenance({"benchmark": "SAME seconds per pass vs corpus size (synthetic)",
-                       "settings": {"base": base, "n_topics": n_topics, "n_samples": n_samples,
+                       "settings": {"base": base, "n_components": n_components, "n_copies": n_copies,
                                     "passes": passes, "steady_passes": passes - passes // 2,
                                     "interleaved": True, "sampler": sampler, "threads": threads,
                                     "batch_size": batch_size},
@@ -103,14 +103,14 @@ def main(argv=None) -> int:
     ap.add_argument("--factors", type=float, nargs="+", required=True,
                     help="size factors (the workflow passes config scaling.factors)")
     ap.add_argument("--base", default="kos")
-    ap.add_argument("--n-topics", type=int, default=64)
-    ap.add_argument("--n-samples", type=float, default=100.0)
+    ap.add_argument("--n-components", type=int, default=64)
+    ap.add_argument("--n-copies", type=float, default=100.0)
     ap.add_argument("--passes", type=int, default=8)
     ap.add_argument("--sampler", default="nonzero")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
-    result = measure(args.factors, args.base, args.n_topics, args.n_samples, args.passes,
+    result = measure(args.factors, args.base, args.n_components, args.n_copies, args.passes,
                      args.sampler, args.threads)
     write_json(args.out, result)
     print(json.dumps(result["fit"]))

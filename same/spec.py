@@ -19,8 +19,9 @@ __all__ = ["METHODS", "CHECKPOINT_MODES", "RunSpec", "method_param_names"]
 METHODS = ("same", "cgs", "vb_online", "vb_batch")
 CHECKPOINT_MODES = ("all", "final")
 #: Parameters the runner sets from the spec's own fields; never in ``params``.
-_COMMON = {"X", "n_topics", "doc_topic_prior", "topic_word_prior", "random_state"}
-_RUNNER_SET = {"same": _COMMON | {"max_iter", "backend", "verbose"},
+_COMMON = {"X", "n_topics", "n_components", "doc_topic_prior", "topic_word_prior",
+           "random_state"}
+_RUNNER_SET = {"same": _COMMON | {"max_iter", "backend", "verbose", "n_jobs"},
                "cgs": _COMMON | {"iterations", "checkpoints", "threads"},
                "vb": _COMMON | {"passes", "mode"}}
 
@@ -45,7 +46,8 @@ class RunSpec:
     """What one run trains (all methods of one comparison share K, α, β and the split).
 
     method : "same" | "cgs" | "vb_online" | "vb_batch"
-    n_topics, doc_topic_prior, topic_word_prior : K, α, β
+    n_components, doc_topic_prior, topic_word_prior : K, α, β (``n_topics``, the old name of
+        n_components, is read with a FutureWarning until 0.2)
     seed : int — the method's random seed
     budget : int — passes (same, vb_*) or Gibbs iterations (cgs)
     threads : int — pinned for numba, BLAS (threadpoolctl) and tomotopy workers
@@ -62,7 +64,7 @@ class RunSpec:
     """
 
     method: str
-    n_topics: int
+    n_components: int
     doc_topic_prior: float
     topic_word_prior: float
     seed: int
@@ -84,7 +86,7 @@ class RunSpec:
         """
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
-        for name in ("n_topics", "budget", "threads"):
+        for name in ("n_components", "budget", "threads"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -146,6 +148,12 @@ class RunSpec:
                              f"column {exc.colno})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{source}: a run spec is a JSON object, got {type(data).__name__}")
+        if "n_topics" in data and "n_components" not in data:
+            import warnings
+
+            warnings.warn(f"{source}: n_topics was renamed n_components in 0.1 and will be "
+                          "removed in 0.2", FutureWarning, stacklevel=2)
+            data["n_components"] = data.pop("n_topics")
         known = set(inspect.signature(cls).parameters)
         unknown = sorted(set(data) - known)
         if unknown:

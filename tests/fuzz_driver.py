@@ -33,9 +33,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-SPEC = json.dumps({"method": "same", "n_topics": 3, "doc_topic_prior": 0.1,
+SPEC = json.dumps({"method": "same", "n_components": 3, "doc_topic_prior": 0.1,
                    "topic_word_prior": 0.1, "seed": 0, "budget": 2,
-                   "params": {"n_samples": 5.0}})
+                   "params": {"n_copies": 5.0}})
 MODES = ("flip", "flip", "truncate", "splice", "edit")
 
 
@@ -120,6 +120,7 @@ def reseal_split(z: dict, rng) -> None:
             **{m: SimpleNamespace(shape=tuple(z[f"{m}_shape"]), indptr=z[f"{m}_indptr"],
                                   indices=z[f"{m}_indices"], data=z[f"{m}_data"])
                for m in ("train", "test_observed", "test_heldout")})
+        ns._provenance = lambda: HeldOutSplit._provenance(ns)
         digest = HeldOutSplit.checksum(ns)
     except (KeyError, ValueError, TypeError, OverflowError):
         return

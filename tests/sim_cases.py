@@ -121,7 +121,7 @@ def _fit(sampler="nonzero"):
     from same.synthetic import lda_corpus
 
     syn = lda_corpus(n_docs=40, n_words=30, n_topics=3, doc_length=20, seed=1)
-    params = dict(n_topics=3, n_samples=3.0, max_iter=2, n_inner=2, batch_size=20,
+    params = dict(n_components=3, n_copies=3.0, max_iter=2, n_inner=2, batch_size=20,
                   random_state=4, sampler=sampler)
     cpu = SameLDA(**params).fit(syn.counts)
     with kernels.cuda_on_host():

@@ -19,8 +19,8 @@ import pytest
 
 from same.artefact import save_npz
 
-SPEC = {"method": "same", "n_topics": 3, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
-        "seed": 0, "budget": 4, "params": {"n_samples": 5.0}}
+SPEC = {"method": "same", "n_components": 3, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
+        "seed": 0, "budget": 4, "params": {"n_copies": 5.0}}
 
 
 def same_lda(*args, **kw):
@@ -302,7 +302,7 @@ def test_memory_a_spec_or_header_implies_is_refused_before_allocation(tmp_path):
     need = fit_memory_lower_bound("same", 3, 10**10) / 2**30
     msg = error(same_lda("fit", "--spec", json.dumps(spec), "--split", str(huge), "--out",
                          str(tmp_path / "a"), "--no-progress"))
-    assert msg.startswith(f"same with n_topics=3 × 10000000000 words: its φ arrays need at least "
+    assert msg.startswith(f"same with n_components=3 × 10000000000 words: its φ arrays need at least "
                           f"{need:.1f} GiB, more than the ")
     assert msg.endswith(" GiB available; use fewer topics or a smaller vocabulary")
     from same.synthetic import lda_corpus
@@ -312,13 +312,13 @@ def test_memory_a_spec_or_header_implies_is_refused_before_allocation(tmp_path):
     make_split(X, 0.2, 0).save(small)
     for method in ("same", "cgs", "vb_online"):
         msg = error(same_lda("fit", "--spec", json.dumps({**spec, "method": method, "params": {},
-                                                          "n_topics": 10**7}),
+                                                          "n_components": 10**7}),
                              "--split", str(small), "--out", str(tmp_path / "b"), "--no-progress"))
-        assert msg.startswith(f"{method} with n_topics=10000000 × 6906 words: its φ arrays need")
+        assert msg.startswith(f"{method} with n_components=10000000 × 6906 words: its φ arrays need")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.huge.txt.gz", "huge.npz",
                                                           "small.npz"]
     from same.sampler import SameLDA
 
-    with pytest.raises(MemoryError, match=r"same with n_topics=10000000 × 6906 words: its φ "
+    with pytest.raises(MemoryError, match=r"same with n_components=10000000 × 6906 words: its φ "
                                           r"arrays and θ of 20 documents need at least"):
-        SameLDA(n_topics=10**7).fit(X)
+        SameLDA(n_components=10**7).fit(X)

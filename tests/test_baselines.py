@@ -117,7 +117,7 @@ def test_vb_settings_are_used_as_given_or_refused(data, params, message):
         fit_vb(counts, n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
                passes=1, **params)
     with pytest.raises(ValueError, match=re.escape(message)):
-        RunSpec(method="vb_online", n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+        RunSpec(method="vb_online", n_components=K, doc_topic_prior=0.1, topic_word_prior=0.1,
                 seed=0, budget=1, params=params).validate()
 
 
@@ -142,7 +142,7 @@ def test_cgs_seed_is_used_whole_or_refused(data):
         with pytest.raises(ValueError, match=re.escape(msg)):
             phi(bad)
     with pytest.raises(ValueError, match=re.escape(f"seed {SEED_MAX + 1} is outside")):
-        RunSpec(method="cgs", n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1,
+        RunSpec(method="cgs", n_components=K, doc_topic_prior=0.1, topic_word_prior=0.1,
                 seed=SEED_MAX + 1, budget=1).validate()
 
 

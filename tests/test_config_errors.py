@@ -59,9 +59,9 @@ def test_synthetic_dataset_named_like_a_uci_corpus_is_refused():
      "config sensitivity.batch_size: 0.1 is given twice ([0.1, 0.1]); give each value once"),
     ({"sensitivity": {"shuffle": [True, True]}},
      "config sensitivity.shuffle: True is given twice ([True, True]); give each value once"),
-    ({"scale_study": {"n_topics": [8, 8], "train_fractions": [1.0]}},
-     "config scale_study.n_topics: 8 is given twice ([8, 8]); give each value once"),
-    ({"scale_study": {"n_topics": [8], "train_fractions": [0.5, 0.5]}},
+    ({"scale_study": {"n_components": [8, 8], "train_fractions": [1.0]}},
+     "config scale_study.n_components: 8 is given twice ([8, 8]); give each value once"),
+    ({"scale_study": {"n_components": [8], "train_fractions": [0.5, 0.5]}},
      "config scale_study.train_fractions: 0.5 is given twice ([0.5, 0.5]); give each value "
      "once"),
 ])
@@ -79,7 +79,7 @@ def test_two_runs_with_one_label_are_refused():
         "config same.m_values: 5.0000001 and same.m_values: 5 give one run label 'same_m5' "
         "(labels show numbers to 6 significant digits); make them differ")
     with pytest.raises(ValueError) as e:
-        plan_runs(config(scale_study={"n_topics": [8], "train_fractions": [0.5, 0.5000001]}))
+        plan_runs(config(scale_study={"n_components": [8], "train_fractions": [0.5, 0.5000001]}))
     assert "'study_same_f0.5'" in str(e.value)
     assert str(e.value).startswith("config scale_study.train_fractions: 0.5000001 and "
                                    "scale_study.train_fractions: 0.5 give one run label")
@@ -131,9 +131,9 @@ def test_same_batch_size_one_is_refused_other_counts_and_fractions_pass():
     ({"datasets": ["kos", "kos"]},
      "config datasets: 'kos' is given twice (['kos', 'kos']); give each value once"),
     # YAML 8.0 passes a JSON schema's `integer` but would name folders K8.0
-    ({"n_topics": 8.0}, "config n_topics: 8.0 is not of type 'integer'"),
+    ({"n_components": 8.0}, "config n_components: 8.0 is not of type 'integer'"),
     ({"seeds": [0, 1.0]}, "config seeds[1]: 1.0 is not of type 'integer'"),
-    ({"n_topics": 0}, "config n_topics: 0 is less than the minimum of 1"),
+    ({"n_components": 0}, "config n_components: 0 is less than the minimum of 1"),
     ({"nonsense_key": 1},
      "config: Additional properties are not allowed ('nonsense_key' was unexpected)"),
 ])

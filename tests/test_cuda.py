@@ -96,7 +96,7 @@ def test_gpu_sampler_learns_like_cpu(sampler):
     syn = lda_corpus(n_docs=600, n_words=150, n_topics=5, doc_length=100, seed=0)
     tvs = {}
     for backend in ("numpy", "cupy"):
-        phi = SameLDA(n_topics=5, n_samples=50, doc_topic_prior=0.1, topic_word_prior=0.05,
+        phi = SameLDA(n_components=5, n_copies=50, doc_topic_prior=0.1, topic_word_prior=0.05,
                       max_iter=20, sampler=sampler, backend=backend,
                       random_state=1).fit(syn.counts).topic_word_
         d = 0.5 * np.abs(syn.topic_word[:, None] - phi[None]).sum(-1)

@@ -183,8 +183,8 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-SPEC = {"method": "same", "n_topics": 4, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
-        "seed": 3, "budget": 150, "params": {"n_samples": 5.0}}
+SPEC = {"method": "same", "n_components": 4, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
+        "seed": 3, "budget": 150, "params": {"n_copies": 5.0}}
 
 
 @pytest.fixture(scope="module")
@@ -379,7 +379,7 @@ def test_same_seed_one_or_two_threads_same_outputs(method):
         if method.startswith("same"):
             from same.sampler import SameLDA
 
-            m = SameLDA(n_topics=4, n_samples=20, max_iter=2, sampler=method.split("_")[1],
+            m = SameLDA(n_components=4, n_copies=20, max_iter=2, sampler=method.split("_")[1],
                         random_state=0).fit(syn.counts)
             return m.topic_word_
         if method == "evaluator":

@@ -39,9 +39,9 @@ def work(tmp_path_factory):
     assert main(["synthesize", "--name", "tiny", "--spec", spec,
                  "--out", str(w / "corpus.npz")]) == 0
     assert main(["split", "--corpus", str(w / "corpus.npz"), "--out", str(w / "split.npz")]) == 0
-    run_spec = json.dumps({"method": "same", "n_topics": 3, "doc_topic_prior": 0.1,
+    run_spec = json.dumps({"method": "same", "n_components": 3, "doc_topic_prior": 0.1,
                            "topic_word_prior": 0.1, "seed": 0, "budget": 3,
-                           "params": {"n_samples": 5.0}})
+                           "params": {"n_copies": 5.0}})
     assert main(["fit", "--spec", run_spec, "--split", str(w / "split.npz"), "--out",
                  str(w / "run"), "--no-progress"]) == 0
     # a tiny docword corpus and its parsed cache

@@ -27,7 +27,7 @@ def corpus():
 def _model(backend, **kw):
     from same.sampler import SameLDA
 
-    kw = {"n_topics": 4, "n_samples": 5, "max_iter": 2, "batch_size": 40, "random_state": 3,
+    kw = {"n_components": 4, "n_copies": 5, "max_iter": 2, "batch_size": 40, "random_state": 3,
           **kw}
     return SameLDA(backend=backend, **kw)
 

@@ -282,7 +282,7 @@ def test_nan_in_model_state_raises_from_the_estimator():
     from same.sampler import SameLDA
 
     counts, _, _ = _problem()
-    model = SameLDA(n_topics=3, n_samples=5, max_iter=1, random_state=0).fit(counts)
+    model = SameLDA(n_components=3, n_copies=5, max_iter=1, random_state=0).fit(counts)
     model._state.topic_word_t[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         model.partial_fit(counts)

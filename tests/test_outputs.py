@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-SPEC = json.dumps({"method": "same", "n_topics": 3, "doc_topic_prior": 0.1,
+SPEC = json.dumps({"method": "same", "n_components": 3, "doc_topic_prior": 0.1,
                    "topic_word_prior": 0.1, "seed": 0, "budget": 2,
-                   "params": {"n_samples": 5.0}})
+                   "params": {"n_copies": 5.0}})
 OUTPUTS = ["meta.json", "model.npz", "trace.csv"]
 
 

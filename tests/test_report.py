@@ -167,8 +167,8 @@ def _scaling(tmp_path, seconds):
             for f, t in zip((1, 2, 4, 8), seconds)]
     path = tmp_path / "scaling.json"
     path.write_text(json.dumps({"sizes": rows, "fit": linearity(rows),
-                                "settings": {"sampler": "nonzero", "n_topics": 8,
-                                             "n_samples": 100, "passes": 8,
+                                "settings": {"sampler": "nonzero", "n_components": 8,
+                                             "n_copies": 100, "passes": 8,
                                              "steady_passes": 4}}))
     return path
 
@@ -188,7 +188,7 @@ def test_c9_from_synthetic_sizes(tmp_path):
 def test_scaling_interleaves_sizes_and_keeps_the_fastest_steady_pass():
     from same.scaling import measure
 
-    out = measure(factors=(0.02, 0.04), n_topics=4, n_samples=2.0, passes=4, sampler="summed")
+    out = measure(factors=(0.02, 0.04), n_components=4, n_copies=2.0, passes=4, sampler="summed")
     assert out["settings"]["steady_passes"] == 2 and out["settings"]["interleaved"]
     for row in out["sizes"]:
         assert len(row["pass_seconds"]) == 4

@@ -34,13 +34,13 @@ def read_trace(d):
         return list(csv.DictReader(f))
 
 
-CASES = [("same", 3, {"n_samples": 10}), ("cgs", 12, {}), ("vb_online", 3, {}),
+CASES = [("same", 3, {"n_copies": 10}), ("cgs", 12, {}), ("vb_online", 3, {}),
          ("vb_batch", 3, {})]
 
 
 @pytest.mark.parametrize("method, budget, params", CASES)
 def test_outputs_complete(tmp_path, split_path, method, budget, params):
-    cfg = RunSpec(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method=method, n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=budget, params=params)
     out = run(cfg, split_path, tmp_path / "toy" / method / "K3" / "seed0", progress=False)
     assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.npz", "trace.csv"]
@@ -65,7 +65,7 @@ def test_outputs_complete(tmp_path, split_path, method, budget, params):
 
 @pytest.mark.parametrize("method, budget, params", CASES)
 def test_rerun_same_seed_same_trace(tmp_path, split_path, method, budget, params):
-    cfg = RunSpec(method=method, n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method=method, n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=4, budget=budget, params=params)
     a = read_trace(run(cfg, split_path, tmp_path / "a", progress=False))
     b = read_trace(run(cfg, split_path, tmp_path / "b", progress=False))
@@ -81,7 +81,7 @@ def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
         raise RuntimeError("killed")
 
     monkeypatch.setattr(runner, "evaluate", boom)
-    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=2)
     with pytest.raises(RuntimeError, match="killed"):
         run(cfg, split_path, tmp_path / "out" / "seed0", progress=False)
@@ -91,7 +91,7 @@ def test_failure_leaves_nothing(tmp_path, split_path, monkeypatch):
 def test_rerun_replaces_previous_output(tmp_path, split_path):
     """A rerun replaces an earlier output of ours (and an empty folder, as Snakemake leaves
     one); a folder that also holds a file we did not write is refused and left as it was."""
-    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=2)
     out = tmp_path / "seed0"
     run(cfg, split_path, out, progress=False)
@@ -111,10 +111,10 @@ def test_rerun_replaces_previous_output(tmp_path, split_path):
 @pytest.mark.parametrize("kwargs, pattern", [
     ({"method": "lsa"}, r"unknown method 'lsa'; known: same, cgs, vb_online, vb_batch"),
     ({"budget": 0}, r"budget must be a positive integer, got 0"),
-    ({"n_topics": -2}, r"n_topics must be a positive integer, got -2"),
+    ({"n_components": -2}, r"n_components must be a positive integer, got -2"),
     ({"doc_topic_prior": 0.0}, r"doc_topic_prior must be a positive finite number"),
     ({"params": {"n_sample": 3}}, r"unknown parameter\(s\) n_sample for method 'same'"),
-    ({"method": "cgs", "params": {"n_samples": 3}}, r"unknown parameter\(s\) n_samples for "
+    ({"method": "cgs", "params": {"n_copies": 3}}, r"unknown parameter\(s\) n_copies for "
                                                     r"method 'cgs'; allowed: none"),
     ({"method": "cgs", "backend": "cupy"}, r"backend='cupy' applies to method 'same' only"),
     ({"train_fraction": 0.0}, r"train_fraction must be in \(0, 1\], got 0.0"),
@@ -122,7 +122,7 @@ def test_rerun_replaces_previous_output(tmp_path, split_path):
     ({"checkpoints": "some"}, r"checkpoints must be one of all, final, got 'some'"),
 ])
 def test_bad_settings(tmp_path, split_path, kwargs, pattern):
-    base = dict(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
+    base = dict(method="same", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
                 budget=2)
     base.update(kwargs)
     with pytest.raises(ValueError, match=pattern):
@@ -136,7 +136,7 @@ def test_threads_beyond_the_cpus_are_capped(tmp_path, split_path):
     import os
 
     cpus = len(os.sched_getaffinity(0))
-    cfg = RunSpec(method="vb_online", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="vb_online", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                   seed=0, budget=1, threads=64)
     meta = json.loads((run(cfg, split_path, tmp_path / "t", progress=False) / "meta.json")
                       .read_text())
@@ -148,7 +148,7 @@ def test_threads_beyond_the_cpus_are_capped(tmp_path, split_path):
 
 
 def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):
-    cfg = RunSpec(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    cfg = RunSpec(method="same", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                     seed=0, budget=1)
     out = run(cfg, split_path, tmp_path / "m", progress=False)
     other = lda_corpus(n_docs=50, n_words=80, n_topics=3, seed=1)
@@ -162,8 +162,8 @@ def test_model_from_another_vocabulary_is_rejected(tmp_path, split_path):
 
 
 def _spec(**kw):
-    base = dict(method="same", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
-                budget=2, params={"n_samples": 5, "m_schedule": "linear"})
+    base = dict(method="same", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1, seed=0,
+                budget=2, params={"n_copies": 5, "m_schedule": "linear"})
     base.update(kw)
     return json.dumps(base)
 
@@ -174,7 +174,7 @@ def test_cli_fit_and_errors(tmp_path, split_path, capsys):
                    "--no-progress"])
     assert rc == 0 and (out / "trace.csv").is_file()
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["settings"]["params"] == {"n_samples": 5, "m_schedule": "linear"}
+    assert meta["settings"]["params"] == {"n_copies": 5, "m_schedule": "linear"}
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(_spec(params={"m": 5}))
     rc = cli.main(["fit", "--spec", f"@{spec_file}", "--split", str(split_path),
@@ -192,13 +192,13 @@ def test_cli_fit_and_errors(tmp_path, split_path, capsys):
     (["fit", "--spec", "[1]", "--split", "s.npz", "--out", "o"],
      "--spec: a run spec is a JSON object, got list"),
     (["fit", "--spec", '{"method": "same"}', "--split", "s.npz", "--out", "o"],
-     "--spec: missing field(s) budget, doc_topic_prior, n_topics, seed, topic_word_prior"),
+     "--spec: missing field(s) budget, doc_topic_prior, n_components, seed, topic_word_prior"),
     (["fit", "--spec", '{"methd": "same"}', "--split", "s.npz", "--out", "o"],
      "--spec: unknown field(s) methd"),
     (["fit", "--spec", "@/nonexistent/spec.json", "--split", "s.npz", "--out", "o"],
      "spec file /nonexistent/spec.json: No such file or directory"),
-    (["fit", "--spec", _spec(params={"n_samples": -1}), "--split", "s.npz", "--out", "o"],
-     "The 'n_samples' parameter of SameLDA must be a float in the range (0.0, inf). Got -1"),
+    (["fit", "--spec", _spec(params={"n_copies": -1}), "--split", "s.npz", "--out", "o"],
+     "The 'n_copies' parameter of SameLDA must be a float in the range (0.0, inf). Got -1"),
     (["fit", "--spec", _spec(), "--split", "/nonexistent/split.npz", "--out", "o"],
      "/nonexistent/split.npz"),
 ])
@@ -247,7 +247,7 @@ def test_eval_points_leave_no_gap_over_a_tenth():
 def test_train_fraction_and_final_checkpoint(tmp_path, split_path):
     """A study run trains on the nested subset (fewer tokens in meta.json, same test half)
     and scores only its last checkpoint."""
-    spec = RunSpec(method="vb_batch", n_topics=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+    spec = RunSpec(method="vb_batch", n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
                    seed=0, budget=3, train_fraction=0.5, checkpoints="final")
     out = run(spec, split_path, tmp_path / "half", progress=False)
     rows = read_trace(out)

@@ -96,7 +96,7 @@ def test_every_planned_run_validates(deltas):
     runs = plan_runs(cfg)
     assert {"same", "vb_online", "vb_batch", "cgs", "same_m1_long"} <= set(runs)
     for label, run in runs.items():
-        spec = spec_for(cfg, runs, label, run["seeds"][0], cfg["n_topics"])
+        spec = spec_for(cfg, runs, label, run["seeds"][0], cfg["n_components"])
         assert spec.validate() is spec
         assert RunSpec.from_json(spec.to_json()) == spec
     assert runs["same"]["seeds"] == cfg["seeds"] and runs["same_m1_long"]["seeds"] == cfg["seeds"][:1]
@@ -129,7 +129,7 @@ def test_labels_of_a_silent_config_follow_the_estimators_defaults():
     cfg = load_config()
     cfg["same"] = {k: v for k, v in cfg["same"].items() if k not in ("sampler", "prior_scale")}
     assert SameLDA().sampler == cfg["same"]["m_sampler"] == "nonzero"
-    assert m_label(cfg, cfg["same"]["n_samples"]) == "same"
+    assert m_label(cfg, cfg["same"]["n_copies"]) == "same"
     assert prior_scale_labels(cfg) == {"bidmach": "same", "paper": "same_scale_paper"}
     assert "same_scale_paper" in plan_runs(cfg) and "same_m100" not in plan_runs(cfg)
 
@@ -148,14 +148,14 @@ def test_variants_change_one_setting_each():
     main = runs["same"]["params"]
     m_sweep = {**main, "sampler": cfg["same"]["m_sampler"]}
     assert main["sampler"] == "summed" and m_sweep["sampler"] == "nonzero"
-    assert m_label(cfg, cfg["same"]["n_samples"]) == "same_m100"
+    assert m_label(cfg, cfg["same"]["n_copies"]) == "same_m100"
     for label, run in runs.items():
         if run["method"] != "same" or label == "same":
             continue
         ref = m_sweep if re.fullmatch(r"same_m[0-9.]+", label) else main
         changed = {k for k in set(ref) | set(run["params"])
                    if ref.get(k) != run["params"].get(k)}
-        same_run = label.startswith("study_") or label == m_label(cfg, cfg["same"]["n_samples"])
+        same_run = label.startswith("study_") or label == m_label(cfg, cfg["same"]["n_copies"])
         assert len(changed) == (0 if same_run else 1), (label, changed)
 
 
@@ -181,12 +181,12 @@ def test_study_runs_cover_the_grid():
     study = {k: r for k, r in runs.items() if k.startswith("study_")}
     assert len(study) == 4 * len(st["train_fractions"])
     for r in study.values():
-        assert r["n_topics"] == st["n_topics"] and r["checkpoints"] == "final"
+        assert r["n_components"] == st["n_components"] and r["checkpoints"] == "final"
         assert r["seeds"] == cfg["seeds"][:1]
     cgs = study[study_label("cgs", 0.25)]
     assert cgs["budget"] == st["cgs_iterations"] and cgs["train_fraction"] == 0.25
     spec = spec_for(cfg, runs, study_label("vb_batch", 0.5), 0, 16)
-    assert (spec.n_topics, spec.train_fraction, spec.checkpoints) == (16, 0.5, "final")
+    assert (spec.n_components, spec.train_fraction, spec.checkpoints) == (16, 0.5, "final")
     assert study_runs({k: v for k, v in cfg.items() if k != "scale_study"}) == {}
 
 
@@ -195,12 +195,12 @@ def test_spec_json_is_what_the_workflow_passes():
     runs = plan_runs(cfg)
     spec = json.loads(spec_for(cfg, runs, "same_invlinear", 0, 8).to_json())
     assert spec["method"] == "same" and spec["params"]["m_schedule"] == "invlinear"
-    assert spec["n_topics"] == 8 and spec["doc_topic_prior"] == cfg["doc_topic_prior"]
+    assert spec["n_components"] == 8 and spec["doc_topic_prior"] == cfg["doc_topic_prior"]
     assert spec["label"] == "same_invlinear" and spec["backend"] == "numpy"
 
 
 def _spec(**fields):
-    base = {"method": "same", "n_topics": 8, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
+    base = {"method": "same", "n_components": 8, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
             "seed": 0, "budget": 2}
     return json.dumps({**base, **fields})
 

@@ -39,7 +39,7 @@ RECOVERY_TV = 0.1
 @pytest.mark.parametrize("prior_scale", ["paper", "bidmach"])
 @pytest.mark.parametrize("sampler", ["nonzero", "summed"])
 def test_recovers_known_topics(syn, m, prior_scale, sampler):
-    model = SameLDA(n_topics=K, n_samples=m, doc_topic_prior=0.1, topic_word_prior=0.05,
+    model = SameLDA(n_components=K, n_copies=m, doc_topic_prior=0.1, topic_word_prior=0.05,
                     max_iter=20, prior_scale=prior_scale, sampler=sampler,
                     random_state=1).fit(syn.counts)
     tv, _ = matched_tv(syn.topic_word, model.topic_word_)
@@ -112,7 +112,7 @@ def test_larger_m_gives_lower_variance_across_seeds(syn):
     def spread(m):
         phis = []
         for seed in range(4):
-            model = SameLDA(n_topics=K, n_samples=m, doc_topic_prior=0.1,
+            model = SameLDA(n_components=K, n_copies=m, doc_topic_prior=0.1,
                             topic_word_prior=0.05, max_iter=5, random_state=seed)
             phi = model.fit(syn.counts).topic_word_
             _, cols = matched_tv(syn.topic_word, phi)
@@ -125,7 +125,7 @@ def test_larger_m_gives_lower_variance_across_seeds(syn):
 @pytest.mark.parametrize("sampler", ["nonzero", "summed"])
 def test_same_seed_same_topics(syn, sampler):
     def fit(seed):
-        return SameLDA(n_topics=K, n_samples=20, max_iter=3, sampler=sampler,
+        return SameLDA(n_components=K, n_copies=20, max_iter=3, sampler=sampler,
                        random_state=seed).fit(syn.counts)
 
     a, b, c = fit(7), fit(7), fit(8)
@@ -134,7 +134,7 @@ def test_same_seed_same_topics(syn, sampler):
 
 
 def test_fitted_attributes_and_trace(syn):
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=3, batch_size=100, random_state=0)
+    model = SameLDA(n_components=K, n_copies=10, max_iter=3, batch_size=100, random_state=0)
     rows = [dict(info) for info in model.iter_fit(syn.counts, every="step")]
     phi = model.topic_word_
     assert phi.shape == (K, W) and model.components_ is phi
@@ -155,7 +155,7 @@ def test_fitted_attributes_and_trace(syn):
 def test_consumer_time_is_excluded(syn):
     import time
 
-    model = SameLDA(n_topics=K, n_samples=1, max_iter=1, random_state=0)
+    model = SameLDA(n_components=K, n_copies=1, max_iter=1, random_state=0)
     t0 = time.perf_counter()
     for _ in model.iter_fit(syn.counts, every="step"):
         time.sleep(0.05)
@@ -165,7 +165,7 @@ def test_consumer_time_is_excluded(syn):
 
 def test_training_improves_heldout_ll(syn):
     split = make_split(syn.counts, 0.2, seed=0)
-    model = SameLDA(n_topics=K, n_samples=50, doc_topic_prior=0.1, topic_word_prior=0.05,
+    model = SameLDA(n_components=K, n_copies=50, doc_topic_prior=0.1, topic_word_prior=0.05,
                     max_iter=10, random_state=0).fit(split.train)
     trained = model.score(split.test_observed, split.test_heldout)
     truth = ev.heldout_loglik(syn.topic_word, 0.1, split.test_observed, split.test_heldout)
@@ -177,45 +177,46 @@ def test_training_improves_heldout_ll(syn):
 
 
 def test_transform_rows_sum_to_one(syn):
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=2, random_state=0).fit(syn.counts)
+    model = SameLDA(n_components=K, n_copies=10, max_iter=2, random_state=0).fit(syn.counts)
     theta = model.transform(syn.counts[:10])
     assert theta.shape == (10, K)
     np.testing.assert_allclose(theta.sum(axis=1), 1, rtol=1e-10)
 
 
 def test_partial_fit_stream(syn):
-    model = SameLDA(n_topics=K, n_samples=20, random_state=0)
+    """total_samples (documents, scikit-learn's meaning) gives each minibatch its share."""
+    model = SameLDA(n_components=K, n_copies=20, total_samples=600, random_state=0)
     blocks = [syn.counts[a:a + 100] for a in range(0, 600, 100)]
     for block in blocks:
-        model.partial_fit(block, corpus_tokens=syn.counts.sum())
-    model.partial_fit(blocks[0])
+        model.partial_fit(block)
+    model.partial_fit(blocks[0][:50])
     assert model.n_batch_iter_ == 7 and model.n_iter_ == 0
-    assert model.samples_per_word_ == pytest.approx(20 * (1 + blocks[0].sum() / syn.counts.sum()))
+    assert model.samples_per_word_ == pytest.approx(20 * (1 + 50 / 600))
     with pytest.raises(ValueError, match=r"X has 10 features, but SameLDA is expecting 150"):
         model.partial_fit(sp.csr_matrix(np.ones((2, 10))))
     with pytest.raises(ValueError, match=r"m_schedule='linear' needs schedule_steps"):
-        SameLDA(n_topics=K, m_schedule="linear").partial_fit(blocks[0])
+        SameLDA(n_components=K, m_schedule="linear").partial_fit(blocks[0])
 
 
 def test_partial_fit_equals_fit_for_one_pass(syn):
     """fit is a loop over the same step as partial_fit: one pass, same minibatches, same φ."""
-    a = SameLDA(n_topics=K, n_samples=5, max_iter=1, batch_size=150, random_state=2)
+    a = SameLDA(n_components=K, n_copies=5, max_iter=1, batch_size=150, random_state=2)
     a.fit(syn.counts)
-    b = SameLDA(n_topics=K, n_samples=5, batch_size=150, random_state=2)
+    b = SameLDA(n_components=K, n_copies=5, batch_size=150, random_state=2)
     # partial_fit initialises φ from its first block's word counts, fit from the whole corpus'
     b.partial_fit(syn.counts)  # one step over everything, to compare the machinery
-    c = SameLDA(n_topics=K, n_samples=5, max_iter=1, batch_size=600, random_state=2)
+    c = SameLDA(n_components=K, n_copies=5, max_iter=1, batch_size=600, random_state=2)
     c.fit(syn.counts)
     np.testing.assert_array_equal(b.topic_word_, c.topic_word_)
     assert a.n_batch_iter_ == 4
 
 
 def test_keep_doc_topic_carries_theta(syn):
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=2, random_state=0).fit(syn.counts)
+    model = SameLDA(n_components=K, n_copies=10, max_iter=2, random_state=0).fit(syn.counts)
     assert model.keep_doc_topic  # BIDMach 2014 default (putBack = 1)
     assert model.doc_topic_.shape == (600, K)
     assert not np.allclose(model.doc_topic_, 1.0)
-    other = SameLDA(n_topics=K, n_samples=10, max_iter=2, keep_doc_topic=False,
+    other = SameLDA(n_components=K, n_copies=10, max_iter=2, keep_doc_topic=False,
                     random_state=0).fit(syn.counts)
     assert other.doc_topic_ is None
     assert np.abs(model.topic_word_ - other.topic_word_).max() > 0
@@ -228,7 +229,7 @@ def test_file_backed_theta_gives_the_same_fit(syn, sampler, monkeypatch):
     import same.backend as backend_module
 
     def fit():
-        return SameLDA(n_topics=K, n_samples=7, max_iter=2, sampler=sampler,
+        return SameLDA(n_components=K, n_copies=7, max_iter=2, sampler=sampler,
                        random_state=1).fit(syn.counts)
 
     ref = fit()
@@ -251,7 +252,7 @@ def test_bidmach_default_theta_starts_at_one_then_is_carried(syn, sampler):
     from same.params import step_settings
 
     X = syn.counts
-    model = SameLDA(n_topics=K, n_samples=7, max_iter=2, batch_size=200, sampler=sampler,
+    model = SameLDA(n_components=K, n_copies=7, max_iter=2, batch_size=200, sampler=sampler,
                     random_state=5)
     phis = [model.topic_word_.copy() for _ in model.iter_fit(X)]
     word_counts = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
@@ -260,7 +261,7 @@ def test_bidmach_default_theta_starts_at_one_then_is_carried(syn, sampler):
     for p in range(2):
         for a in range(0, 600, 200):
             block = X[a:a + 200].astype(np.float32)
-            settings = step_settings(model, 7.0, float(block.sum()), float(X.sum()))
+            settings = step_settings(model, 7.0, (float(block.sum()), float(X.sum())))
             start = None if p == 0 else theta[a:a + 200].copy()
             if p == 0:
                 np.testing.assert_array_equal(theta[a:a + 200], 1.0)
@@ -273,48 +274,49 @@ def test_bidmach_default_theta_starts_at_one_then_is_carried(syn, sampler):
 
 def test_shuffle_is_one_seeded_order(syn):
     X = syn.counts
-    a = SameLDA(n_topics=K, n_samples=5, max_iter=2, shuffle=True, random_state=4).fit(X)
+    a = SameLDA(n_components=K, n_copies=5, max_iter=2, shuffle=True, random_state=4).fit(X)
     order = np.random.default_rng(4 ^ 0x5EED).permutation(600)
-    b = SameLDA(n_topics=K, n_samples=5, max_iter=2, random_state=4).fit(X[order])
+    b = SameLDA(n_components=K, n_copies=5, max_iter=2, random_state=4).fit(X[order])
     np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
     np.testing.assert_array_equal(a.doc_topic_[order], b.doc_topic_)  # rows in corpus order
-    c = SameLDA(n_topics=K, n_samples=5, max_iter=2, random_state=4).fit(X)
+    c = SameLDA(n_components=K, n_copies=5, max_iter=2, random_state=4).fit(X)
     assert np.abs(a.topic_word_ - c.topic_word_).max() > 1e-4
 
 
 def test_paper_prior_scale_scales_beta_to_the_minibatch_share():
     from same.params import step_settings
 
-    est = SameLDA(n_samples=50, topic_word_prior=0.2, prior_scale="paper")
-    st = step_settings(est, 50.0, tokens=1000.0, corpus_tokens=20000.0)
+    est = SameLDA(n_copies=50, topic_word_prior=0.2, prior_scale="paper")
+    st = step_settings(est, 50.0, (1000.0, 20000.0))
     assert st.prior_scale == 50.0 and st.topic_word_prior == pytest.approx(0.2 / 20)
-    old = step_settings(est.set_params(prior_scale="paper_unscaled"), 50.0, 1000.0, 20000.0)
+    old = step_settings(est.set_params(prior_scale="paper_unscaled"), 50.0, (1000.0, 20000.0))
     assert old.prior_scale == 50.0 and old.topic_word_prior == 0.2
-    bid = step_settings(est.set_params(prior_scale="bidmach"), 50.0, 1000.0, 20000.0)
+    bid = step_settings(est.set_params(prior_scale="bidmach"), 50.0, (1000.0, 20000.0))
     assert bid.prior_scale == 1.0 and bid.topic_word_prior == 0.2
-    with pytest.raises(ValueError, match=r"prior_scale='paper' scales β .* pass corpus_tokens"):
-        SameLDA(n_topics=2, prior_scale="paper").partial_fit(X_OK)
+    with pytest.raises(ValueError, match=r"prior_scale='paper' scales β .* give "
+                                         r"SameLDA\(total_samples=<documents in the stream>\)"):
+        SameLDA(n_components=2, prior_scale="paper").partial_fit(X_OK)
 
 
 def test_counts_that_could_overflow_int32_are_refused():
     X = sp.csr_matrix(np.array([[5_000_000, 1], [3, 4]]))
-    with pytest.raises(ValueError, match=r"n_samples=500 is too large for int32 counts: a word "
+    with pytest.raises(ValueError, match=r"n_copies=500 is too large for int32 counts: a word "
                                          r"occurs 5e\+06 times in one minibatch"):
-        SameLDA(n_topics=2, n_samples=500).fit(X)
+        SameLDA(n_components=2, n_copies=500).fit(X)
 
 
 @pytest.mark.parametrize("schedule", ["linear", "log", "invlinear"])
 def test_annealing_schedules_run(syn, schedule):
-    model = SameLDA(n_topics=K, n_samples=10, max_iter=2, batch_size=200, m_schedule=schedule,
+    model = SameLDA(n_components=K, n_copies=10, max_iter=2, batch_size=200, m_schedule=schedule,
                     random_state=0)
-    ms = [i["n_samples"] for i in model.iter_fit(syn.counts, every="step")]
+    ms = [i["n_copies"] for i in model.iter_fit(syn.counts, every="step")]
     assert len(ms) == 6
     assert np.mean(ms) == pytest.approx(10.0)
     assert model.samples_per_word_ == pytest.approx(20.0)
 
 
 def test_paper_learning_rate(syn):
-    model = SameLDA(n_topics=K, max_iter=1, batch_size=300, learning_rate="paper",
+    model = SameLDA(n_components=K, max_iter=1, batch_size=300, learning_rate="paper",
                     learning_offset=4, learning_decay=0.5, random_state=0)
     rates = [i["learning_rate"] for i in model.iter_fit(syn.counts, every="step")]
     assert rates == pytest.approx([4 ** -0.5, 5 ** -0.5])
@@ -332,12 +334,12 @@ X_OK = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 1]]))
 
 
 @pytest.mark.parametrize("params, pattern", [
-    ({"n_topics": 0}, r"The 'n_topics' parameter of SameLDA must be an int in the range "
+    ({"n_components": 0}, r"The 'n_components' parameter of SameLDA must be an int in the range "
                       r"\[1, inf\). Got 0 instead"),
-    ({"n_topics": 2.5}, r"'n_topics' parameter of SameLDA must be an int .* Got 2.5 instead"),
-    ({"n_samples": 0}, r"The 'n_samples' parameter of SameLDA must be a float in the range "
+    ({"n_components": 2.5}, r"'n_components' parameter of SameLDA must be an int .* Got 2.5 instead"),
+    ({"n_copies": 0}, r"The 'n_copies' parameter of SameLDA must be a float in the range "
                        r"\(0.0, inf\). Got 0 instead"),
-    ({"n_samples": -1.0}, r"'n_samples' parameter of SameLDA must be .* Got -1.0 instead"),
+    ({"n_copies": -1.0}, r"'n_copies' parameter of SameLDA must be .* Got -1.0 instead"),
     ({"doc_topic_prior": 0}, r"'doc_topic_prior' parameter of SameLDA must be a float"),
     ({"topic_word_prior": -0.1}, r"'topic_word_prior' parameter of SameLDA must be a float"),
     ({"batch_size": 0}, r"'batch_size' parameter of SameLDA must be an int in the range "
@@ -373,10 +375,10 @@ def test_bad_parameters(params, pattern):
 ])
 def test_bad_counts(X, pattern):
     with pytest.raises(ValueError, match=pattern):
-        SameLDA(n_topics=2).fit(X)
+        SameLDA(n_components=2).fit(X)
 
 
-@pytest.mark.parametrize("param", ["batch_size", "n_topics", "n_samples", "n_inner", "max_iter",
+@pytest.mark.parametrize("param", ["batch_size", "n_components", "n_copies", "n_inner", "max_iter",
                                    "schedule_steps", "doc_topic_prior", "topic_word_prior",
                                    "learning_decay", "learning_offset", "learning_power",
                                    "random_state"])
@@ -403,12 +405,12 @@ def test_values_that_are_not_counts_warn():
                                            r"SameLDA reads each as a number of tokens, so X holds "
                                            r"1.1e-05 tokens in 3 documents \(3.67e-06 per "
                                            r"document\); pass word counts$") as caught:
-        SameLDA(n_topics=2, max_iter=1, random_state=0).fit(1e-6 * X)
+        SameLDA(n_components=2, max_iter=1, random_state=0).fit(1e-6 * X)
     assert caught[0].filename == __file__  # the warning names the user's line, not ours
     with warnings.catch_warnings():
         warnings.simplefilter("error", CountsWarning)
         for counts in (X, X.astype(np.float32), X.toarray().astype(float)):
-            SameLDA(n_topics=2, max_iter=1, random_state=0).fit(counts)
+            SameLDA(n_components=2, max_iter=1, random_state=0).fit(counts)
 
 
 def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
@@ -426,22 +428,22 @@ def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
     phi_only = fit_memory_lower_bound("same", 4, 3)
     assert fit_memory_lower_bound("same", 4, 3, 3) == phi_only + 3 * 4 * 4
     monkeypatch.setattr(psutil, "virtual_memory", lambda: SimpleNamespace(available=phi_only))
-    with pytest.raises(MemoryError, match=r"^same with n_topics=4 × 3 words: its φ arrays and θ "
+    with pytest.raises(MemoryError, match=r"^same with n_components=4 × 3 words: its φ arrays and θ "
                                           r"of 3 documents need at least 0\.0 GiB, more than the "
                                           r"0\.0 GiB available; use fewer topics or a smaller "
                                           r"vocabulary$"):
-        SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
-    SameLDA(n_topics=4, max_iter=1, keep_doc_topic=False).fit(X)
+        SameLDA(n_components=4, max_iter=1, keep_doc_topic=True).fit(X)
+    SameLDA(n_components=4, max_iter=1, keep_doc_topic=False).fit(X)
     monkeypatch.setattr(same.backend, "THETA_MMAP_BYTES", 0)  # θ of any size: file-backed
-    m = SameLDA(n_topics=4, max_iter=1, keep_doc_topic=True).fit(X)
+    m = SameLDA(n_components=4, max_iter=1, keep_doc_topic=True).fit(X)
     assert isinstance(m._doc_topic, np.memmap)
 
 
 def test_dense_and_sparse_input_agree():
     dense = np.array([[1, 0, 2], [0, 3, 1], [4, 0, 0]])
-    a = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(dense)
-    b = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(sp.csr_matrix(dense))
-    c = SameLDA(n_topics=2, max_iter=2, random_state=0).fit(sp.coo_matrix(dense.astype(float)))
+    a = SameLDA(n_components=2, max_iter=2, random_state=0).fit(dense)
+    b = SameLDA(n_components=2, max_iter=2, random_state=0).fit(sp.csr_matrix(dense))
+    c = SameLDA(n_components=2, max_iter=2, random_state=0).fit(sp.coo_matrix(dense.astype(float)))
     np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
     np.testing.assert_array_equal(a.topic_word_, c.topic_word_)
 
@@ -455,15 +457,15 @@ def test_cupy_backend_without_gpu():
     except Exception:
         pass
     with pytest.raises(RuntimeError, match=r"backend='cupy' needs"):
-        SameLDA(n_topics=2, backend="cupy").fit(X_OK)
+        SameLDA(n_components=2, backend="cupy").fit(X_OK)
 
 
 def test_get_set_params_and_repr():
-    m = SameLDA(n_topics=3)
-    assert m.get_params()["n_topics"] == 3
-    m.set_params(n_samples=5.5)
-    assert m.n_samples == 5.5
-    assert repr(m) == "SameLDA(n_samples=5.5, n_topics=3)"
+    m = SameLDA(n_components=3)
+    assert m.get_params()["n_components"] == 3
+    m.set_params(n_copies=5.5)
+    assert m.n_copies == 5.5
+    assert repr(m) == "SameLDA(n_components=3, n_copies=5.5)"
     with pytest.raises(ValueError, match=r"Invalid parameter 'alpha' for estimator SameLDA"):
         m.set_params(alpha=1)
 
@@ -474,7 +476,7 @@ def test_scikit_learn_estimator_checks():
     fail); check_array_api_input is skipped by scikit-learn itself unless SCIPY_ARRAY_API=1."""
     from sklearn.utils.estimator_checks import check_estimator
 
-    results = check_estimator(SameLDA(n_topics=3, max_iter=2, n_inner=2), on_fail=None,
+    results = check_estimator(SameLDA(n_components=3, max_iter=2, n_inner=2), on_fail=None,
                               on_skip=None)
     failed = [(r["check_name"], repr(r["exception"])) for r in results
               if r["status"] == "failed"]
@@ -491,7 +493,7 @@ def test_fitted_model_pickles_and_copies(syn, tmp_path, keep_doc_topic):
 
     import joblib
 
-    model = SameLDA(n_topics=K, n_samples=5, max_iter=2, keep_doc_topic=keep_doc_topic,
+    model = SameLDA(n_components=K, n_copies=5, max_iter=2, keep_doc_topic=keep_doc_topic,
                     random_state=0).fit(syn.counts)
     expected = model.transform(syn.counts[:20])
     joblib.dump(model, tmp_path / "m.joblib")
@@ -510,7 +512,7 @@ def test_clone_of_fitted_model_in_pipeline(syn):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer
 
-    pipe = make_pipeline(SameLDA(n_topics=K, max_iter=1, random_state=0), Normalizer())
+    pipe = make_pipeline(SameLDA(n_components=K, max_iter=1, random_state=0), Normalizer())
     pipe.fit(syn.counts)
     fresh = clone(pipe)
     assert not hasattr(fresh[0], "topic_word_")
@@ -536,8 +538,9 @@ def test_partial_fit_with_paper_prior_scale_in_a_fresh_process():
 
     code = ("from same.sampler import SameLDA; from same.synthetic import lda_corpus\n"
             "X = lda_corpus(n_docs=60, n_words=40, n_topics=3, doc_length=30, seed=0).counts\n"
-            "m = SameLDA(n_topics=3, n_samples=5, prior_scale='paper', random_state=0)\n"
-            "m.partial_fit(X[:30], corpus_tokens=X.sum()).partial_fit(X[30:])\n"
+            "m = SameLDA(n_components=3, n_copies=5, prior_scale='paper', total_samples=60,\n"
+            "            random_state=0)\n"
+            "m.partial_fit(X[:30]).partial_fit(X[30:])\n"
             "assert m.n_batch_iter_ == 2 and abs(m.samples_per_word_ - 5.0) < 1e-9\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600)

@@ -201,7 +201,7 @@ def test_training_from_a_mapped_split_does_not_copy_the_corpus(tmp_path, monkeyp
     monkeypatch.setattr(same.artefact, "MMAP_MIN_BYTES", 0)  # map it as a paper-scale split
     split = load_split(tmp_path / "s.npz", mmap=True)
     csr_bytes = split.train.data.nbytes + split.train.indices.nbytes + split.train.indptr.nbytes
-    model = SameLDA(n_topics=4, n_samples=5, max_iter=1, sampler="summed", random_state=0)
+    model = SameLDA(n_components=4, n_copies=5, max_iter=1, sampler="summed", random_state=0)
     model.fit(split.train[:50])  # compiles the kernels (their allocations are not the corpus)
     tracemalloc.start()
     model.fit(split.train)

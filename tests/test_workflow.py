@@ -41,7 +41,7 @@ def test_lint():
 
 
 @pytest.mark.parametrize("override, pattern", [
-    ("n_topics=0", "n_topics"),
+    ("n_components=0", "n_components"),
     ("backend=tpu", "backend"),
     ("datasets=[reuters]", "reuters"),
     ("nonsense_key=1", "nonsense_key"),
@@ -75,7 +75,7 @@ def test_bad_config_fails_before_any_job(override, pattern):
      "[1, inf), a float in the range (0.0, 1.0] or None. Got 5.5 instead."),
     # the JSON schema's errors, as one line each
     ("same: {n_inner: 0}\n", "config same.n_inner: 0 is less than the minimum of 1"),
-    ("n_topics: 8.0\n", "config n_topics: 8.0 is not of type 'integer'"),
+    ("n_components: 8.0\n", "config n_components: 8.0 is not of type 'integer'"),
 ], ids=["synthetic-named-kos", "m-label-collision", "repeated-seed", "int-batch-fraction",
         "estimator-refuses", "schema-minimum", "schema-strict-integer"])
 def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
@@ -149,7 +149,7 @@ def test_absent_same_keys_take_the_estimators_defaults(tmp_path):
         assert key not in params, key
         assert SameLDA(**params).get_params()[key] == defaults[key], key
     # labels follow the estimator's defaults too: its sampler is the m sweep's (nonzero), so
-    # m = n_samples is the main run; its prior_scale is bidmach, so the variant is paper
+    # m = n_copies is the main run; its prior_scale is bidmach, so the variant is paper
     assert "same_m100" not in specs and "same_scale_paper" in specs
 
 
@@ -268,7 +268,7 @@ def test_tiny_synthetic_end_to_end(tmp_path):
     (tmp_path / "toy.yaml").write_text(
         "datasets: [toy]\n"
         "synthetic: {toy: {like: kos, fraction: 0.1, n_topics: 4, seed: 1}}\n"
-        "report_dir: results/toy\ncaption_note: tiny test\nn_topics: 4\nseeds: [0]\n"
+        "report_dir: results/toy\ncaption_note: tiny test\nn_components: 4\nseeds: [0]\n"
         "sensitivity: null\nscale_study: null\n")
     res = smk("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"),
               str(tmp_path / "toy.yaml"), "--directory", str(work), "--snakefile",

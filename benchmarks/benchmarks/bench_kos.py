@@ -27,9 +27,9 @@ class PassKOS:
 
         self.xp = require_backend(backend)
         self.counts = kos().counts
-        self.model = SameLDA(n_topics=n_topics, n_samples=100, max_iter=1, backend=backend,
+        self.model = SameLDA(n_components=n_topics, n_copies=100, max_iter=1, backend=backend,
                              random_state=0)
-        SameLDA(n_topics=n_topics, max_iter=1, batch_size=2000, backend=backend,
+        SameLDA(n_components=n_topics, max_iter=1, batch_size=2000, backend=backend,
                 random_state=0).fit(self.counts[:50])  # compile / load kernels
 
     def time_pass(self, backend, n_topics):
@@ -54,7 +54,7 @@ class Quality:
         from same.sampler import SameLDA
 
         s = kos_split()
-        model = SameLDA(n_topics=64, n_samples=100, max_iter=3, sampler=sampler,
+        model = SameLDA(n_components=64, n_copies=100, max_iter=3, sampler=sampler,
                         random_state=0).fit(s.train)
         return evaluate(model.topic_word_, 0.1, s).ll
 

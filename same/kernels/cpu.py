@@ -307,6 +307,18 @@ def doc_ranges(indptr: np.ndarray, n_ranges: int) -> np.ndarray:
     return np.maximum.accumulate(np.minimum(bounds, n_docs))
 
 
+def usable_threads(requested: int) -> int:
+    """Threads a run gets: ``requested`` (-1: all), at most the CPUs this process may run on
+    (``os.sched_getaffinity``), so that BLAS, numba and tomotopy never oversubscribe."""
+    import os
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return cpus if int(requested) == -1 else max(1, min(int(requested), cpus))
+
+
 def set_threads(n: int | None) -> int:
     """Pin numba's thread count (None = leave as is); returns the count in force."""
     if n is not None:

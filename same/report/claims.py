@@ -286,7 +286,7 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
                   f"{r['factor']:g}×: {r['n_tokens']:,} tokens, {r['seconds_per_pass']:.3f} s/pass"
                   for r in sc["sizes"]) + f"); linear fit R² = {fit['r2']:.3f}, seconds per token "
               f"vary {fit['per_token_spread']:.2f}× across sizes ({st['sampler']} sampler, "
-              f"K={st['n_topics']}, m={st['n_samples']:g}; the fastest of the last "
+              f"K={st['n_components']}, m={st['n_copies']:g}; the fastest of the last "
               f"{st.get('steady_passes', '?')} of {st.get('passes', '?')} passes)", dict(fit))
 
 

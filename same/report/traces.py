@@ -47,7 +47,8 @@ def load_traces(paths: Sequence[str | os.PathLike]):
         settings = meta["settings"]
         df["seed"] = settings["seed"]
         df["dataset"] = meta["dataset"]
-        df["n_topics"] = settings["n_topics"]
+        # K (n_components; n_topics in run folders written before 0.1's rename)
+        df["n_topics"] = settings.get("n_components", settings.get("n_topics"))
         df["threads"] = settings["threads"]
         df["backend"] = settings["backend"]
         df["params"] = json.dumps(settings["params"], sort_keys=True)

@@ -22,7 +22,7 @@ SYNTHETIC = config.get("synthetic") or {}
 # claims.md and C9's scaling result (a profile on other data keeps its own, e.g. results/scale)
 REPORT_DIR = config.get("report_dir") or "results"
 
-K = config["n_topics"]
+K = config["n_components"]
 SEEDS = config["seeds"]
 SEED0 = SEEDS[:1]
 # Each rule takes, as a parameter, the fingerprint of the code it runs (same.provenance.
@@ -49,7 +49,7 @@ FIGURE_FORMATS = ["png", "pdf"]
 def fig1c_legend():
     """Label → legend name of fig1c's runs (same.runs.fig1c_labels)."""
     runs = fig1c_labels(config)
-    return {runs["same"]: f"SAME m={config['same']['n_samples']:g}", runs["m1"]: "SAME m=1",
+    return {runs["same"]: f"SAME m={config['same']['n_copies']:g}", runs["m1"]: "SAME m=1",
             runs["cgs"]: "CGS (tomotopy)"}
 
 
@@ -78,7 +78,7 @@ def trace(dataset, label, seed, k=K):
 def traces(dataset, labels, seeds=None):
     """Trace paths of labels × seeds (× the scale study's K values for its runs)."""
     return [trace(dataset, lab, s, k) for lab in labels for s in (seeds or RUNS[lab]["seeds"])
-            for k in RUNS[lab].get("n_topics", [K])]
+            for k in RUNS[lab].get("n_components", [K])]
 
 
 def study_labels():
@@ -142,14 +142,14 @@ def setting(dataset, study=False, m_sweep=False):
         sampler = config["same"].get("m_sampler", sampler)
     if study:
         st = config["scale_study"]
-        ks = f"K ∈ {st['n_topics']}, training fraction ∈ {st['train_fractions']}"
+        ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
         who = (f"seed {SEEDS[0]}, final ll only, CGS "
                f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations")
     else:
         ks, who = f"K={K}", f"seeds {SEEDS}"
     names = [dataset] if isinstance(dataset, str) else list(dataset)
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME m={p['n_samples']:g} ({sampler} sampler, "
+            f"SAME m={p['n_copies']:g} ({sampler} sampler, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch {minibatch_text(p['batch_size'])}, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "

@@ -233,8 +233,8 @@ rule scaling:
     params:
         code=PACKAGE_CODE,
         factors=" ".join(str(f) for f in config["scaling"]["factors"]),
-        n_topics=K,
-        n_samples=lambda wc: SameLDA(**RUNS["same"]["params"]).n_samples,
+        n_components=K,
+        n_copies=lambda wc: SameLDA(**RUNS["same"]["params"]).n_copies,
         sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
         threads=config["threads"],
     # measured at the fits' thread count, but holding every core, so that no other job runs
@@ -248,8 +248,8 @@ rule scaling:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.scaling --factors {params.factors} --n-topics {params.n_topics} "
-        "--n-samples {params.n_samples} --sampler {params.sampler} --threads {params.threads} "
+        "python -m same.scaling --factors {params.factors} --n-components {params.n_components} "
+        "--n-copies {params.n_copies} --sampler {params.sampler} --threads {params.threads} "
         "--out {output} > {log} 2>&1"
 
 
