@@ -10,6 +10,7 @@ writes files: :mod:`same.report.render` turns verdicts into Markdown.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from .traces import (
     mean_reach_seconds,
     per_pass_seconds,
 )
-from .verdicts import RULES, Outcome, Verdict, grade
+from .verdicts import LL_CLAIMS, METRICS, RULES, Outcome, Verdict, grade
 
 __all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "judge_dataset", "claim_c9"]
 
@@ -286,7 +287,8 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
                   f"{r['factor']:g}×: {r['n_tokens']:,} tokens, {r['seconds_per_pass']:.3f} s/pass"
                   for r in sc["sizes"]) + f"); linear fit R² = {fit['r2']:.3f}, seconds per token "
               f"vary {fit['per_token_spread']:.2f}× across sizes ({st['sampler']} sampler, "
-              f"K={st['n_components']}, m={st['n_copies']:g}; the fastest of the last "
+              f"K={st.get('n_components', st.get('n_topics'))}, "
+              f"m={st.get('n_copies', st.get('n_samples')):g}; the fastest of the last "
               f"{st.get('steady_passes', '?')} of {st.get('passes', '?')} passes)", dict(fit))
 
 
@@ -296,5 +298,15 @@ CLAIM_FUNCTIONS = {"C1": claim_c1, "C2": claim_c2, "C3": claim_c3, "C4": claim_c
 
 
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
-    """Verdicts C1–C8 for one dataset."""
-    return [f(df, info, name) for f in CLAIM_FUNCTIONS.values()]
+    """Verdicts C1–C8 for one dataset: the ll claims (:data:`LL_CLAIMS`) once per held-out
+    metric of :data:`METRICS` the traces hold (the claim functions read column ``ll``, so the
+    other metric is judged on a copy whose ``ll`` is that metric), the timing claims once."""
+    out = []
+    for claim, f in CLAIM_FUNCTIONS.items():
+        if claim not in LL_CLAIMS:
+            out.append(f(df, info, name))
+            continue
+        for metric in (m for m in METRICS if m in df.columns):
+            d = df if metric == "ll" else df.assign(ll=df[metric])
+            out.append(replace(f(d, info, name), metric=metric))
+    return out

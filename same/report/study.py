@@ -235,6 +235,8 @@ def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str
         sc = scales.get(v.dataset)
         at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
         line = f"{v.dataset} at {at} tok/param: {v.verdict}"
+        if v.metric is not None:
+            line += f" under {v.metric_name}"
         if v.claim in STUDY_CLAIMS and (findings.get(v.dataset) or {}).get(
                 STUDY_CLAIMS[v.claim][0]) is not None:
             key, what = STUDY_CLAIMS[v.claim]

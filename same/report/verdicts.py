@@ -16,7 +16,17 @@ from typing import Mapping
 from .measures import NOISE_STANDARD_ERRORS
 from .paper import CLAIMS, CONVERGED_EPS
 
-__all__ = ["Outcome", "Verdict", "ClaimRule", "RULES", "KNEE_M", "grade"]
+__all__ = ["Outcome", "Verdict", "ClaimRule", "RULES", "KNEE_M", "grade", "METRICS",
+           "METRIC_REASON", "LL_CLAIMS"]
+
+#: The held-out metrics every ll claim is judged under: trace column → its name in claims.md.
+METRICS = {"ll": "document completion", "ll_bidmach": "the paper's metric (BIDMach-style ll)"}
+#: Why the two metrics can rank methods differently: said once, where they disagree.
+METRIC_REASON = ("the paper's metric fits θ on the very tokens it then scores, which rewards a "
+                 "sharper φ; document completion folds θ in on one half of each test document "
+                 "and scores the other half")
+#: The claims judged on held-out ll (under each metric); the others are about time alone.
+LL_CLAIMS = ("C1", "C2", "C3", "C4", "C5", "C7", "C8")
 
 
 class Outcome(Enum):
@@ -69,6 +79,7 @@ class Verdict:
     by_time_to_quality : a timing claim judged by the seconds to a quality both methods reach,
         because the time to converge (to CGS's ll) was undefined
     cpu_for_gpu_claim : measured on a CPU while the paper's claim is about a GPU
+    metric : the held-out metric (a key of :data:`METRICS`) the ll claims were judged under
 
     Qualifiers are fields with a default, so further axes (the held-out metric, the
     configuration a method ran in) can be added as fields without touching the claims that
@@ -82,6 +93,7 @@ class Verdict:
     numbers: dict = field(default_factory=dict)
     by_time_to_quality: bool = False
     cpu_for_gpu_claim: bool = False
+    metric: str | None = None  # a key of METRICS; None for claims about time alone
 
     @property
     def title(self) -> str:
@@ -107,6 +119,11 @@ class Verdict:
         if self.cpu_for_gpu_claim:
             out.append("CPU here; the paper's claim is about GPU")
         return tuple(out)
+
+    @property
+    def metric_name(self) -> str | None:
+        """The metric's name as ``claims.md`` prints it (None for claims about time alone)."""
+        return None if self.metric is None else METRICS[self.metric]
 
     @property
     def verdict(self) -> str:
