@@ -142,8 +142,6 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
         Unknown mode, passes < 1, or a bad setting, seed, α or β
         (:func:`check_sklearn_params`).
     """
-    from sklearn.decomposition import LatentDirichletAllocation
-
     if mode not in ("online", "batch"):
         raise ValueError(f"mode must be 'online' or 'batch', got {mode!r}")
     positive_int("passes", passes)
@@ -153,18 +151,9 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
                          random_state, mode=mode, doc_topic_prior=doc_topic_prior,
                          topic_word_prior=topic_word_prior)
     X = sp.csr_matrix(X, dtype=np.float64)  # once, not per partial_fit call
-    n_docs = X.shape[0]
-    online = mode == "online"
-    model = LatentDirichletAllocation(
-        n_components=n_topics, doc_topic_prior=doc_topic_prior,
-        topic_word_prior=topic_word_prior, learning_method=mode,
-        learning_decay=(SKLEARN_DECAY if learning_decay is None else learning_decay)
-        if online else 0.0,  # batch: ρ = (τ0 + t)^0 = 1
-        learning_offset=SKLEARN_OFFSET if learning_offset is None else learning_offset,
-        batch_size=(paper_batch_size(n_docs) if batch_size is None else int(batch_size))
-        if online else n_docs,
-        total_samples=n_docs, evaluate_every=-1, max_doc_update_iter=max_doc_update_iter,
-        n_jobs=threads, random_state=int(random_state))
+    model = _estimator(X.shape[0], n_topics, doc_topic_prior, topic_word_prior, random_state,
+                       mode, batch_size, learning_decay, learning_offset, max_doc_update_iter,
+                       threads)
     n_tokens = float(X.sum())
     watch = Stopwatch()  # construction (no data: no training) is not timed
     for p in range(1, passes + 1):
@@ -176,6 +165,24 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
             yield phi, {"pass": p, "iteration": p, "samples_per_word": None,
                         "train_seconds": seconds, "tokens_seen": p * n_tokens,
                         "native_score": None}
+
+
+def _estimator(n_docs, n_topics, doc_topic_prior, topic_word_prior, random_state, mode,
+               batch_size, learning_decay, learning_offset, max_doc_update_iter, threads):
+    """The LatentDirichletAllocation :func:`iter_sklearn` drives, one pass per partial_fit."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    online = mode == "online"
+    return LatentDirichletAllocation(
+        n_components=n_topics, doc_topic_prior=doc_topic_prior,
+        topic_word_prior=topic_word_prior, learning_method=mode,
+        learning_decay=(SKLEARN_DECAY if learning_decay is None else learning_decay)
+        if online else 0.0,  # batch: ρ = (τ0 + t)^0 = 1
+        learning_offset=SKLEARN_OFFSET if learning_offset is None else learning_offset,
+        batch_size=(paper_batch_size(n_docs) if batch_size is None else int(batch_size))
+        if online else n_docs,
+        total_samples=n_docs, evaluate_every=-1, max_doc_update_iter=max_doc_update_iter,
+        n_jobs=threads, random_state=int(random_state))
 
 
 def fit_sklearn(X: sp.csr_matrix, *, checkpoint: Checkpoint | None = None,

@@ -18,7 +18,8 @@ __all__ = ["fit_memory_lower_bound", "check_fit_memory", "PHI_BYTES_PER_ENTRY"]
 #: counts; gensim VB's float64 λ, sufficient statistics, exp E[log β] and the sufficient
 #: statistics of the update in progress, and the float64 φ exported from them (gensim holds
 #: about six such arrays at its peak: results/bench/scale.json).
-PHI_BYTES_PER_ENTRY = {"same": 20, "cgs": 20, "vb_online": 40, "vb_batch": 40}
+PHI_BYTES_PER_ENTRY = {"same": 20, "cgs": 20, "vb_online": 40, "vb_batch": 40,
+                       "sklearn_online": 32, "sklearn_batch": 32}
 
 
 def fit_memory_lower_bound(method: str, n_topics: int, n_words: int,

@@ -76,9 +76,23 @@ def _vb(mode: str) -> Callable:
     return method
 
 
+def _sklearn(mode: str) -> Callable:
+    def method(X, spec, points) -> Checkpoints:
+        from baselines.sklearn_vb import iter_sklearn
+
+        for phi, info in iter_sklearn(X, passes=spec.budget, mode=mode, threads=spec.threads,
+                                      **_common(spec), **spec.params):
+            if info["pass"] in points:
+                yield phi, info
+
+    return method
+
+
 #: method name → checkpoint generator
 METHOD_FUNCTIONS: dict[str, Callable] = {"same": _same, "cgs": _cgs, "vb_online": _vb("online"),
-                                         "vb_batch": _vb("batch")}
+                                         "vb_batch": _vb("batch"),
+                                         "sklearn_online": _sklearn("online"),
+                                         "sklearn_batch": _sklearn("batch")}
 
 
 def checkpoints(X, spec, points=None) -> Checkpoints:

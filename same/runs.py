@@ -23,7 +23,7 @@ __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params
 LABEL_PATTERN = r"[a-z0-9_.]+"
 #: The main comparison (fig1a/b, table1, time to quality, topic recovery): each run's label
 #: is its method.
-MAIN_LABELS = ("same", "vb_online", "vb_batch", "cgs")
+MAIN_LABELS = ("same", "vb_online", "vb_batch", "sklearn_online", "sklearn_batch", "cgs")
 #: fig1c's SAME m=1 run (``same.m1_passes``).
 M1_LABEL = "same_m1_long"
 #: Keys of the config's ``same:`` section that are SameLDA parameters.
@@ -47,7 +47,7 @@ def _m_label(m: float) -> str:
 def plan_runs(config: dict) -> dict[str, dict]:
     """The table of runs of a workflow config: label → {method, budget, params, seeds, ...}.
 
-    The main comparison (``same``, ``vb_online``, ``vb_batch``, ``cgs``) and the SAME variants
+    The main comparison (:data:`MAIN_LABELS`: SAME, both VB implementations, CGS) and the SAME variants
     that claims C7 and C8 compare (other m, annealing schedules) run every seed, so those
     verdicts rest on the seed spread; fig1c's m=1 run, the prior-scale variant, the
     sensitivity variants (:func:`sensitivity_runs`) and the scale study
@@ -79,6 +79,7 @@ def plan_runs(config: dict) -> dict[str, dict]:
 
     runs = _RunTable()
     budgets = {"same": s["passes"], "vb_online": v["passes"], "vb_batch": v["passes"],
+               "sklearn_online": v["passes"], "sklearn_batch": v["passes"],
                "cgs": c["iterations"]}
     for label in MAIN_LABELS:
         runs.add(label, run(label, budgets[label],

@@ -16,14 +16,15 @@ from dataclasses import asdict, dataclass, field
 
 __all__ = ["METHODS", "CHECKPOINT_MODES", "RunSpec", "method_param_names"]
 
-METHODS = ("same", "cgs", "vb_online", "vb_batch")
+METHODS = ("same", "cgs", "vb_online", "vb_batch", "sklearn_online", "sklearn_batch")
 CHECKPOINT_MODES = ("all", "final")
 #: Parameters the runner sets from the spec's own fields; never in ``params``.
 _COMMON = {"X", "n_topics", "n_components", "doc_topic_prior", "topic_word_prior",
            "random_state"}
 _RUNNER_SET = {"same": _COMMON | {"max_iter", "backend", "verbose", "n_jobs"},
                "cgs": _COMMON | {"iterations", "checkpoints", "threads"},
-               "vb": _COMMON | {"passes", "mode"}}
+               "vb": _COMMON | {"passes", "mode"},
+               "sklearn": _COMMON | {"passes", "mode", "threads"}}
 
 
 def method_param_names(method: str) -> set[str]:
@@ -36,6 +37,10 @@ def method_param_names(method: str) -> set[str]:
         from baselines.cgs import iter_cgs
 
         return set(inspect.signature(iter_cgs).parameters) - _RUNNER_SET["cgs"]
+    if method.startswith("sklearn_"):
+        from baselines.sklearn_vb import iter_sklearn
+
+        return set(inspect.signature(iter_sklearn).parameters) - _RUNNER_SET["sklearn"]
     from baselines.vb import iter_vb
 
     return set(inspect.signature(iter_vb).parameters) - _RUNNER_SET["vb"]
@@ -45,7 +50,8 @@ def method_param_names(method: str) -> set[str]:
 class RunSpec:
     """What one run trains (all methods of one comparison share K, α, β and the split).
 
-    method : "same" | "cgs" | "vb_online" | "vb_batch"
+    method : "same" | "cgs" | "vb_online" | "vb_batch" (gensim) | "sklearn_online" |
+        "sklearn_batch" (scikit-learn)
     n_components, doc_topic_prior, topic_word_prior : K, α, β (``n_topics``, the old name of
         n_components, is read with a FutureWarning until 0.2)
     seed : int — the method's random seed
@@ -123,6 +129,12 @@ class RunSpec:
             from baselines.cgs import check_cgs_params
 
             check_cgs_params(self.params, self.seed)
+        elif self.method.startswith("sklearn_"):
+            from baselines.sklearn_vb import check_sklearn_params
+
+            check_sklearn_params(self.params, self.seed, mode=self.method.split("_")[1],
+                                 doc_topic_prior=self.doc_topic_prior,
+                                 topic_word_prior=self.topic_word_prior)
         else:
             from baselines.vb import check_vb_params
 

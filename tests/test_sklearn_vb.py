@@ -206,3 +206,30 @@ def test_priors_mode_and_passes_refused(counts):
         fit_sklearn(counts, **PRIORS, random_state=0, mode="hybrid")
     with pytest.raises(ValueError, match=re.escape("passes must be a positive integer, got 0")):
         fit_sklearn(counts, **PRIORS, random_state=0, passes=0)
+
+
+def test_sklearn_methods_run_through_the_runner_and_their_specs_are_checked(tmp_path):
+    """sklearn_online / sklearn_batch are methods of the runner (issue 30 item 3): same split,
+    evaluator, α, β, K as every other; their settings are checked when the spec is read."""
+    import csv
+
+    from same.runner import run
+    from same.spec import RunSpec
+    from same.split import make_split
+
+    syn = lda_corpus(n_docs=120, n_words=60, n_topics=3, doc_length=40, seed=1)
+    split = make_split(syn.counts, 0.2, seed=0)
+    for method in ("sklearn_online", "sklearn_batch"):
+        spec = RunSpec(method=method, n_components=3, doc_topic_prior=0.1, topic_word_prior=0.1,
+                       seed=0, budget=2)
+        rows = list(csv.DictReader(open(run(spec, split, tmp_path / method, progress=False)
+                                        / "trace.csv")))
+        assert [r["pass"] for r in rows] == ["1", "2"] and float(rows[-1]["ll"]) < 0
+    with pytest.raises(ValueError, match=r"learning_decay has no effect in batch mode"):
+        RunSpec(method="sklearn_batch", n_components=3, doc_topic_prior=0.1,
+                topic_word_prior=0.1, seed=0, budget=2,
+                params={"learning_decay": 0.7}).validate()
+    with pytest.raises(ValueError, match=r"doc_topic_prior must be in \(0, 1\] for "
+                                         r"scikit-learn's LatentDirichletAllocation, got 2.0"):
+        RunSpec(method="sklearn_online", n_components=3, doc_topic_prior=2.0,
+                topic_word_prior=0.1, seed=0, budget=2).validate()

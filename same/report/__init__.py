@@ -11,7 +11,7 @@ Everything here reads ``trace.csv`` / ``meta.json`` files written by
 - :mod:`.render` — ``claims.md`` from verdicts.
 """
 
-from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9, judge_dataset
+from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9
 from .figures import (
            fig_ll_vs_passes,
            fig_ll_vs_samples,
@@ -20,6 +20,7 @@ from .figures import (
            fig_sensitivity,
            fig_variants,
 )
+from .judge import judge_dataset, vb_comparison
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .render import claims, render_claims
 from .study import crossover, scale_study, study_findings, study_rows
@@ -37,7 +38,7 @@ from .traces import load_traces, scale_of
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
-           "render_claims", "judge_dataset", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
+           "render_claims", "judge_dataset", "vb_comparison", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "scale_study",
            "study_rows", "study_findings", "crossover", "topic_recovery_rows",

@@ -10,7 +10,6 @@ writes files: :mod:`same.report.render` turns verdicts into Markdown.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,9 +37,14 @@ from .traces import (
     mean_reach_seconds,
     per_pass_seconds,
 )
-from .verdicts import LL_CLAIMS, METRICS, RULES, Outcome, Verdict, grade
+from .verdicts import (
+    RULES,
+    Outcome,
+    Verdict,
+    grade,
+)
 
-__all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "judge_dataset", "claim_c9"]
+__all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "claim_c9"]
 
 
 def _v(claim, dataset, outcome, ours, numbers=None, **qualifiers) -> Verdict:
@@ -295,18 +299,3 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
 #: claim id → function(df, info, dataset) for the per-dataset claims C1–C8
 CLAIM_FUNCTIONS = {"C1": claim_c1, "C2": claim_c2, "C3": claim_c3, "C4": claim_c4,
                    "C5": claim_c5, "C6": claim_c6, "C7": claim_c7, "C8": claim_c8}
-
-
-def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
-    """Verdicts C1–C8 for one dataset: the ll claims (:data:`LL_CLAIMS`) once per held-out
-    metric of :data:`METRICS` the traces hold (the claim functions read column ``ll``, so the
-    other metric is judged on a copy whose ``ll`` is that metric), the timing claims once."""
-    out = []
-    for claim, f in CLAIM_FUNCTIONS.items():
-        if claim not in LL_CLAIMS:
-            out.append(f(df, info, name))
-            continue
-        for metric in (m for m in METRICS if m in df.columns):
-            d = df if metric == "ll" else df.assign(ll=df[metric])
-            out.append(replace(f(d, info, name), metric=metric))
-    return out

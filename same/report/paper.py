@@ -23,9 +23,10 @@ CONVERGED_EPS = 0.01
 #: The scale study counts SAME as matching CGS where it ends within this of CGS's ll at its
 #: budget (nats/token).
 STUDY_CGS_EPS = 0.01
-#: Legend and table names of the four methods.
+#: Legend and table names of the methods of the main comparison, in its order.
 METHOD_NAMES = {"same": "SAME Gibbs", "vb_online": "VB online (gensim)",
-                "vb_batch": "VB batch (gensim)", "cgs": "CGS (tomotopy)"}
+                "vb_batch": "VB batch (gensim)", "sklearn_online": "VB online (scikit-learn)",
+                "sklearn_batch": "VB batch (scikit-learn)", "cgs": "CGS (tomotopy)"}
 
 #: claim id → (short statement, what the paper shows)
 CLAIMS = {

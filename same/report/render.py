@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import atomic_write
-from .claims import claim_c9, judge_dataset
+from .claims import claim_c9
+from .judge import judge_dataset, vb_comparison
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
 from .verdicts import METRIC_REASON, METRICS, Verdict
@@ -19,7 +20,7 @@ __all__ = ["render_claims", "claims"]
 
 
 def _section(v: Verdict) -> list[str]:
-    under = f" — under {v.metric_name}" if v.metric else ""
+    under = (f" — under {v.metric_name}" if v.metric else "") + (f", VB: {v.vb}" if v.vb else "")
     return ([f"### {v.claim} — {v.title}{under}: **{v.verdict}**", ""]
             + [f"- {line}" for line in v.ours]
             + [f"- paper: {v.paper}", f"- verdict rule: {v.rule}", ""])
@@ -29,8 +30,8 @@ def _summary_rows(verdicts: list[Verdict], where) -> list[str]:
     """One row per claim and dataset: its verdict under each metric (a timing claim's once)."""
     cells: dict = {}
     for v in verdicts:
-        row = cells.setdefault((v.claim, "all datasets" if v.dataset is None
-                                else where(v.dataset)), {})
+        ds = "all datasets" if v.dataset is None else where(v.dataset)
+        row = cells.setdefault((v.claim, ds + (f", VB: {v.vb}" if v.vb else "")), {})
         row[v.metric] = v.verdict
     head = ["| claim | dataset | " + " | ".join(METRICS_SHORT.values()) + " |",
             "|---|---|" + "---|" * len(METRICS_SHORT)]
@@ -46,7 +47,8 @@ def _disagreements(verdicts: list[Verdict]) -> list[str]:
     by = {}
     for v in verdicts:
         if v.metric is not None:
-            by.setdefault((v.claim, v.dataset), {})[v.metric] = v.outcome.value
+            where = v.dataset + (f" (VB: {v.vb})" if v.vb else "")
+            by.setdefault((v.claim, where), {})[v.metric] = v.outcome.value
     lines = [f"- {claim} on {dataset}: " + "; ".join(f"{o} under {METRICS[m]}"
                                                       for m, o in outcomes.items())
              for (claim, dataset), outcomes in by.items() if len(set(outcomes.values())) > 1]
@@ -80,7 +82,8 @@ def _recovery_lines(rows: list[dict]) -> list[str]:
 
 
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
-                  findings: dict | None = None, recovery: dict | None = None) -> str:
+                  findings: dict | None = None, recovery: dict | None = None,
+                  vb_notes: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
@@ -88,7 +91,9 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     findings : {dataset: :func:`~same.report.study.study_findings` result}, optional
     recovery : {dataset: :func:`~same.report.tables.topic_recovery_rows` result}, optional
         (synthetic datasets)
+    vb_notes : {dataset: :func:`~same.report.claims.vb_comparison` lines}, optional
     """
+    vb_notes = vb_notes or {}
     scales, findings, recovery = scales or {}, findings or {}, recovery or {}
     datasets = list(dict.fromkeys(v.dataset for v in verdicts if v.dataset is not None))
 
@@ -115,6 +120,9 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     lines += [f"| {c} | {t} |" for c, t in sorted(across.items())] + [""]
     for name in datasets:
         lines += [f"## Dataset: {name}", "", f"Scale: {_scale_text(scales.get(name))}.", ""]
+        if vb_notes.get(name):
+            lines += ["Two VB implementations (C1, C2, C4 are judged against each):", ""]
+            lines += [f"- {line}" for line in vb_notes[name]] + [""]
         for v in verdicts:
             if v.dataset == name:
                 lines += _section(v)
@@ -150,6 +158,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
             import pandas as pd
 
             recovery[name] = pd.read_csv(info["recovery"]).to_dict("records")
-    text = render_claims(verdicts, setting, scales, findings, recovery)
+    vb_notes = {name: vb_comparison(info["df"]) for name, info in datasets.items()}
+    text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes)
     atomic_write(Path(out_path), lambda f: f.write(text.encode()))
     return verdicts

@@ -72,7 +72,7 @@ def _method_row(label: str, d, ref: float, cgs_iters: int) -> dict:
         reach_s.append(s)
         final.append(final_ll(run))
     all_reached = all(s is not None for s in reach_s)
-    paper = PAPER_TABLE1[label]
+    paper = PAPER_TABLE1.get(label, ("—", None, None))
     return {"method": METHOD_NAMES[label], "seeds": len(per_pass),
             "s_per_pass": float(np.mean(per_pass)),
             "s_to_converge": float(np.mean(reach_s)) if all_reached else None,
@@ -87,8 +87,7 @@ def table1_rows(df) -> list[dict]:
     ref = convergence_reference(df)
     cgs_iters = int(df[df["label"] == "cgs"]["pass"].max())
     rows = [_method_row(label, df[df["label"] == label], ref, cgs_iters)
-            for label in ("same", "vb_online", "vb_batch", "cgs")
-            if not df[df["label"] == label].empty]
+            for label in METHOD_NAMES if not df[df["label"] == label].empty]
     for name, per, conv in PAPER_TABLE1_OTHER:
         rows.append({"method": "—", "seeds": None, "s_per_pass": None, "s_to_converge": None,
                      "passes_to_converge": None, "seeds_converged": None, "final_ll": None,

@@ -17,7 +17,7 @@ from .measures import NOISE_STANDARD_ERRORS
 from .paper import CLAIMS, CONVERGED_EPS
 
 __all__ = ["Outcome", "Verdict", "ClaimRule", "RULES", "KNEE_M", "grade", "METRICS",
-           "METRIC_REASON", "LL_CLAIMS"]
+           "METRIC_REASON", "LL_CLAIMS", "VB_IMPLEMENTATIONS", "VB_CLAIMS"]
 
 #: The held-out metrics every ll claim is judged under: trace column → its name in claims.md.
 METRICS = {"ll": "document completion", "ll_bidmach": "the paper's metric (BIDMach-style ll)"}
@@ -27,6 +27,13 @@ METRIC_REASON = ("the paper's metric fits θ on the very tokens it then scores, 
                  "and scores the other half")
 #: The claims judged on held-out ll (under each metric); the others are about time alone.
 LL_CLAIMS = ("C1", "C2", "C3", "C4", "C5", "C7", "C8")
+#: The VB implementations, each with its online and batch run labels (the claim functions
+#: read ``vb_online`` and ``vb_batch``: another implementation is judged on a copy of the
+#: traces with its labels renamed to those).
+VB_IMPLEMENTATIONS = {"gensim": ("vb_online", "vb_batch"),
+                      "scikit-learn": ("sklearn_online", "sklearn_batch")}
+#: The claims that compare SAME with VB, judged once per VB implementation.
+VB_CLAIMS = ("C1", "C2", "C4")
 
 
 class Outcome(Enum):
@@ -80,6 +87,7 @@ class Verdict:
         because the time to converge (to CGS's ll) was undefined
     cpu_for_gpu_claim : measured on a CPU while the paper's claim is about a GPU
     metric : the held-out metric (a key of :data:`METRICS`) the ll claims were judged under
+    vb : the VB implementation (a key of :data:`VB_IMPLEMENTATIONS`) of :data:`VB_CLAIMS`
 
     Qualifiers are fields with a default, so further axes (the held-out metric, the
     configuration a method ran in) can be added as fields without touching the claims that
@@ -94,6 +102,7 @@ class Verdict:
     by_time_to_quality: bool = False
     cpu_for_gpu_claim: bool = False
     metric: str | None = None  # a key of METRICS; None for claims about time alone
+    vb: str | None = None  # a key of VB_IMPLEMENTATIONS for the claims comparing SAME with VB
 
     @property
     def title(self) -> str:
