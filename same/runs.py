@@ -225,7 +225,7 @@ def _value_label(value) -> str:
 def sensitivity_runs(config: dict) -> list[dict]:
     """The sensitivity study (``sensitivity:`` in the config: SameLDA parameter → values), as
     rows {param, value, label}.  A value equal to the main run's setting (the config's, else
-    the estimator's default; batch_size None counts as 1/20) is the main run itself, label
+    the estimator's default; batch_size None counts as the paper's fraction) is the main run, label
     ``same``; any other is ``sens_<parameter>_<value>``: that one setting changed, everything
     else as the main run, seed 0.
 
@@ -235,11 +235,12 @@ def sensitivity_runs(config: dict) -> list[dict]:
         A value given twice, or a ``batch_size`` given as an integer (SameLDA would read it as
         a document count; the study's batch sizes are fractions of the training documents).
     """
+    from .params import PAPER_MINIBATCHES
     from .sampler import SameLDA
 
     main = SameLDA(**same_params(config)).get_params()
     if main["batch_size"] is None:
-        main["batch_size"] = 1 / 20
+        main["batch_size"] = 1 / PAPER_MINIBATCHES
     rows = []
     for param, values in (config.get("sensitivity") or {}).items():
         _distinct(f"sensitivity.{param}", values)
