@@ -1,4 +1,4 @@
-"""The ``same-lda`` command line (also ``python -m same.run``): split, fit, score.
+"""The ``same-lda`` command line (also ``python -m same``): split, fit, score.
 
     same-lda split --dataset kos --out results/kos/split.npz
     same-lda synthesize --name scale --spec '{"like": "nytimes", "fraction": 0.0625,

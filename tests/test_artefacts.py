@@ -24,7 +24,7 @@ SPEC = {"method": "same", "n_components": 3, "doc_topic_prior": 0.1, "topic_word
 
 
 def same_lda(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "same.run", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "same", *args], capture_output=True,
                           text=True, timeout=300, **kw)
 
 

@@ -200,7 +200,7 @@ def small_split(tmp_path_factory):
 
 
 def cli(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "same.run", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "same", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
@@ -298,7 +298,7 @@ def test_corrupt_model_is_refused(model_file, small_split, tmp_path, damage):
     p = cli("score", "--model", str(bad), "--split", str(small_split))
     _, err = p.communicate(timeout=120)
     assert p.returncode == 2
-    assert err.count("\n") == 1 and err.startswith("python -m same.run: error: ")
+    assert err.count("\n") == 1 and err.startswith("python -m same: error: ")
 
 
 def test_model_with_edited_content_fails_its_checksum(model_file, tmp_path):

@@ -32,7 +32,7 @@ def split_file(tmp_path_factory):
 
 
 def same_lda(*args, cwd=None, **kw):
-    return subprocess.run([sys.executable, "-m", "same.run", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "same", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300, **kw)
 
 

@@ -98,7 +98,7 @@ def test_save_load_round_trip(tmp_path):
 
 def test_cli_synthesize_then_split(tmp_path):
     spec = json.dumps({"like": "kos", "fraction": 0.05, "n_topics": 3, "seed": 1})
-    run = [sys.executable, "-m", "same.run"]
+    run = [sys.executable, "-m", "same"]
     res = subprocess.run([*run, "synthesize", "--name", "toy", "--spec", spec, "--out",
                           str(tmp_path / "corpus.npz")], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
@@ -110,7 +110,7 @@ def test_cli_synthesize_then_split(tmp_path):
     assert split.corpus == "toy" and split.train.shape[1] == 6906
     res = subprocess.run([*run, "synthesize", "--name", "toy", "--spec", "{", "--out",
                           str(tmp_path / "x.npz")], capture_output=True, text=True)
-    assert res.returncode == 2 and "same.run: error: --spec: not JSON" in res.stderr
+    assert res.returncode == 2 and "same: error: --spec: not JSON" in res.stderr
     assert not (tmp_path / "x.npz").exists()
 
 

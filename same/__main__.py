@@ -1,0 +1,8 @@
+"""``python -m same``: the same command line as the ``same-lda`` console script."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(prog="python -m same"))
