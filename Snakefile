@@ -30,6 +30,10 @@ except (WorkflowError, ValueError) as exc:
     sys.exit(config_error_line(exc))
 
 
+# snakemake --report results/report.html: its front page (each figure and table: report.smk)
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/fit.smk"

@@ -103,16 +103,21 @@ def test_dry_run_paper_profile_and_cluster():
     # results/scaling/same_cpu.json is the paper profile's too)
     res = smk("-n", "--forceall", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
-    # 2 datasets × (3 seeds × (4 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
+    # 2 datasets × (3 seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
     # + other prior scale + m=1 long + 7 sensitivity variants + 2 K × 2 fractions × 4 methods
     # of the scale study) fits, 2 splits, 2 × 10 figure/table jobs, scaling, claims, `all`
-    fits = 3 * (4 + 5 + 3) + 1 + 1 + 7 + 2 * 2 * 4
+    fits = 3 * (6 + 5 + 3) + 1 + 1 + 7 + 2 * 2 * 4
     assert job_count(res.stdout) == 2 * fits + 2 + 2 * 10 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
-        res = smk("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
+        res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
+                  "config/paper.yaml")
         assert res.returncode == 0, res.stderr
         assert "gpu=1" in res.stdout
+        # the figures, tables and claims are localrules asking little; fits ask for a fit's
+        from test_snakemake_report import check_cluster_resources
+
+        check_cluster_resources(res.stdout)
 
 
 def planned_specs(out: str) -> dict[str, dict]:
@@ -196,6 +201,10 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     claims = (work / "results/claims.md").read_text()
     for c in range(1, 10):
         assert f"### C{c} " in claims
+    # snakemake --report: every figure and table the rules mark with report(), captioned
+    from test_snakemake_report import check_snakemake_report
+
+    check_snakemake_report(smk, args, env, work, repo / "Snakefile", [repo / "config/ci.yaml"])
     # nothing left to do
     res = smk(*args, "-n", env=env)
     assert "Nothing to be done" in res.stdout + res.stderr

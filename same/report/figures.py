@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,9 +12,29 @@ from .paper import METHOD_NAMES
 from .traces import first_seed
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_variants", "fig_schedules",
-           "COLORS"]
+           "fig_sensitivity", "fig_verdict_overview", "figure_caption", "verdict_column",
+           "COLORS", "OUTCOME_COLORS"]
 
-COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "cgs": "C3"}
+COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "C4",
+          "sklearn_batch": "C5", "cgs": "C3"}
+
+#: What a figure's caption adds to the workflow's setting (the rest of the figures: nothing).
+CAPTION_NOTES = {
+    "sensitivity": "; seed 0; the main run is drawn thick. Sensitivity only: the main "
+                   "comparison's settings were not chosen from these runs.",
+    "verdict_overview": "; rows: the paper's claims, columns: each dataset at its training "
+                        "tokens per φ parameter (claims judged across datasets last); * a "
+                        "qualified verdict (claims.md says how).",
+}
+
+
+def figure_caption(name: str, setting: str) -> str:
+    """The caption of figure (or table) ``name``: the workflow's setting and the figure's note.
+
+    The one source of a caption's text: the figure draws it under the plot and the workflow
+    passes it to ``snakemake --report`` (a rule's ``params.caption``, workflow/report/*.rst).
+    """
+    return setting + CAPTION_NOTES.get(name, "")
 
 
 def _save(fig, outputs: Sequence[str | os.PathLike]) -> None:
@@ -80,7 +101,7 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
 def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
     """fig1a/1b: held-out ll vs passes for SAME, VB online, VB batch and CGS."""
     series = [(df[(df["label"] == label) & (df["pass"] <= max_passes)], METHOD_NAMES[label],
-               COLORS[label]) for label in ("same", "vb_online", "vb_batch", "cgs")]
+               COLORS[label]) for label in METHOD_NAMES]
     ref = df[df["label"] == "cgs"]
     hline = None
     if not ref.empty:
@@ -159,9 +180,8 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     nrows = -(-n // cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(6.4 * cols / 1.3, 3.6 * nrows),
                              squeeze=False, sharey=True)
-    fig.text(0.01, -0.01, caption + "; seed 0; the main run is drawn thick. Sensitivity only: "
-             "the main comparison's settings were not chosen from these runs.", ha="left",
-             va="top", fontsize=7, wrap=True)
+    fig.text(0.01, -0.01, figure_caption("sensitivity", caption), ha="left", va="top",
+             fontsize=7, wrap=True)
     rows = []
     for ax, (param, values) in zip(axes.flat, runs.items()):
         for i, (value, label) in enumerate(values.items()):
@@ -191,3 +211,93 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     plt.close(fig)
     write_csv(rows, csv_path)
     return rows
+
+
+#: Cell colour of each outcome in the verdict overview (same.report.verdicts.Outcome values).
+OUTCOME_COLORS = {"reproduced": "#1a9641", "partly": "#fdae61", "not reproduced": "#d7191c",
+                  "not testable here": "#bababa"}
+#: Verdict attributes that, when a verdict carries them, split its column (after the dataset).
+COLUMN_AXES = ("metric", "configuration")
+
+
+def verdict_column(v, scales: dict | None = None) -> str:
+    """A verdict's column in the overview: its dataset with the dataset's training tokens per φ
+    parameter (``scales``: {dataset: :func:`~same.report.traces.scale_of` result}), then each
+    of :data:`COLUMN_AXES` the verdict carries; "across datasets" for a cross-dataset claim."""
+    if v.dataset is None:
+        parts = ["across datasets"]
+    else:
+        scale = (scales or {}).get(v.dataset)
+        parts = [v.dataset] + ([] if scale is None
+                               else [f"{scale['tokens_per_parameter']:.3g} tok/param"])
+    for axis in COLUMN_AXES:
+        value = getattr(v, axis, None)
+        if value:
+            parts.append(f"{axis}: {value}")
+    return "\n".join(textwrap.fill(part, 20, break_on_hyphens=False) for part in parts)
+
+
+def _claim_order(claim: str):
+    digits = "".join(ch for ch in claim if ch.isdigit())
+    return (int(digits) if digits else 0, claim)
+
+
+def verdict_grid(verdicts, scales: dict | None = None):
+    """(rows: claim ids, columns: column labels, {(row, column): verdict}) of the overview;
+    columns in the verdicts' order, cross-dataset columns last."""
+    claims = sorted({v.claim for v in verdicts}, key=_claim_order)
+    ordered = ([v for v in verdicts if v.dataset is not None]
+               + [v for v in verdicts if v.dataset is None])
+    columns = list(dict.fromkeys(verdict_column(v, scales) for v in ordered))
+    cells = {(claims.index(v.claim), columns.index(verdict_column(v, scales))): v
+             for v in ordered}
+    return claims, columns, cells
+
+
+def _outcome_text(v) -> str:
+    outcome = getattr(v.outcome, "value", str(v.outcome))
+    return outcome.replace(" ", "\n", 1) + (" *" if getattr(v, "qualifiers", ()) else "")
+
+
+def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = None) -> None:
+    """One glance at every verdict: claims (rows) × dataset at its tokens per φ parameter, and
+    the metric and configuration when verdicts carry them (columns), coloured by outcome.
+
+    verdicts : :class:`~same.report.verdicts.Verdict` objects (same.report.claims)
+    scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    claims, columns, cells = verdict_grid(verdicts, scales)
+    fig, ax = plt.subplots(figsize=(3.6 + 1.3 * len(columns), 1.4 + 0.42 * len(claims)))
+    for i in range(len(claims)):
+        for j in range(len(columns)):
+            v = cells.get((i, j))
+            color = "#f4f4f4" if v is None else OUTCOME_COLORS.get(
+                getattr(v.outcome, "value", None), "white")
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white", lw=2))
+            ax.text(j + 0.5, i + 0.5, "—" if v is None else _outcome_text(v), ha="center",
+                    va="center", fontsize=6.5)
+    titles = {v.claim: getattr(v, "title", "") for v in verdicts}
+    ax.set_xlim(0, len(columns))
+    ax.set_ylim(len(claims), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(len(claims))],
+                  [f"{c}  {textwrap.shorten(titles[c], 48, placeholder='…')}" for c in claims],
+                  fontsize=7)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.legend(handles=[Patch(color=c, label=o) for o, c in OUTCOME_COLORS.items()],
+              fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    ax.set_title("Paper claims: verdict per dataset", fontsize=10, pad=14)
+    fig.tight_layout()
+    fig.text(0.01, -0.01, figure_caption("verdict_overview", caption), ha="left", va="top",
+             fontsize=7, wrap=True)
+    _save(fig, outputs)
+    plt.close(fig)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from same.provenance import code_fingerprint
+from same.report.figures import figure_caption
 from same.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
                        schedule_labels, sensitivity_runs, spec_for, study_runs)
 from same.sampler import SameLDA
@@ -114,6 +115,7 @@ def all_outputs():
             out += expand(f"figures/{d}/scale_study.{{ext}}", ext=FIGURE_FORMATS)
             out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md"])
     out.append(f"{REPORT_DIR}/claims.md")
+    out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
     out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
     return out
 
@@ -157,6 +159,53 @@ def setting(dataset, study=False, m_sweep=False):
             f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion"
             + (f"; {config['caption_note']}" if config.get("caption_note") else ""))
+
+
+# snakemake --report results/report.html: every figure (PNG, PDF) and table (Markdown, CSV)
+# of these rules is marked with report(), under the claims it bears on (category) and its
+# figure or table (subcategory), labelled by dataset and format. Categories sort by name, so
+# the verdicts come first. A caption is workflow/report/caption.rst filled with the rule's
+# params.caption: same.report.figures.figure_caption's text, the one the figure draws.
+REPORT_GROUPS = {
+    "claims": ("All claims · verdicts", "claims summary (claims.md)"),
+    "verdict_overview": ("All claims · verdicts", "verdict overview"),
+    "fig1_passes": ("C1–C3 · held-out ll per pass and per sample", "Fig. 1a/b · ll vs passes"),
+    "fig1c_samples": ("C1–C3 · held-out ll per pass and per sample",
+                      "Fig. 1c · ll vs samples per word"),
+    "table1": ("C4–C5 · time to converge", "Table 1 · seconds per pass and to converge"),
+    "time_to_quality": ("C4–C5 · time to converge", "time to quality"),
+    "table2": ("C6 · seconds per pass vs m", "Table 2 · seconds per pass vs m"),
+    "fig2a_m": ("C7 · held-out ll vs m", "Fig. 2a · ll vs passes for each m"),
+    "fig2b_anneal": ("C8 · annealing schedules of m", "Fig. 2b · ll vs passes per schedule"),
+    "scale_study": ("Scale study · which method wins at which scale", "scale study"),
+    "prior_scale": ("Settings · prior scale and sensitivity", "prior scale"),
+    "sensitivity": ("Settings · prior scale and sensitivity", "sensitivity"),
+    "topic_recovery": ("Topic recovery · synthetic data", "topic recovery"),
+}
+CAPTION = "../report/caption.rst"
+
+
+def for_report(name, path, caption=CAPTION):
+    """Output ``path`` of figure or table ``name``, marked for ``snakemake --report``."""
+    category, subcategory = REPORT_GROUPS[name]
+    dataset = "{dataset}" if "{dataset}" in path else " + ".join(config["datasets"])
+    return report(path, caption=caption, category=category, subcategory=subcategory,
+                  labels={"dataset": dataset, "format": Path(path).suffix.lstrip(".")})
+
+
+def figure_files(name):
+    """Figure ``name``'s files (every format) of one dataset, marked for the report."""
+    return [for_report(name, f"figures/{{dataset}}/{name}.{ext}") for ext in FIGURE_FORMATS]
+
+
+def table_files(name, formats=("csv", "md")):
+    """Table ``name``'s files of one dataset ({format: path}), marked for the report."""
+    return {fmt: for_report(name, f"results/{{dataset}}/{name}.{fmt}") for fmt in formats}
+
+
+def caption_param(name, **setting_args):
+    """params.caption of figure or table ``name``: the text its figure draws under the plot."""
+    return lambda wc: figure_caption(name, setting(wc.dataset, **setting_args))
 
 
 wildcard_constraints:

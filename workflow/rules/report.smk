@@ -5,15 +5,31 @@
 REPORT_PATTERNS = ("same/report/*.py", "workflow/scripts/report.py")
 REPORT_CODE = code(*REPORT_PATTERNS)
 
+# the report rules run where Snakemake runs, never as cluster jobs (topic_recovery, which
+# loads every model, and the scaling benchmark, which needs a node of its own, are jobs)
+localrules:
+    fig1_passes,
+    fig1c_samples,
+    fig2a_m,
+    fig2b_anneal,
+    prior_scale,
+    table1,
+    time_to_quality,
+    sensitivity,
+    scale_study,
+    table2,
+    claims,
+
 
 rule fig1_passes:
     input:
         traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
-        expand("figures/{{dataset}}/fig1_passes.{ext}", ext=FIGURE_FORMATS),
+        figure_files("fig1_passes"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("fig1_passes"),
         max_passes=max(config["same"]["passes"], config["vb"]["passes"]),
     log:
         "results/logs/report/{dataset}/fig1_passes.log",
@@ -29,10 +45,11 @@ rule fig1c_samples:
     input:
         traces=lambda wc: traces(wc.dataset, list(fig1c_labels(config).values()), SEED0),
     output:
-        expand("figures/{{dataset}}/fig1c_samples.{ext}", ext=FIGURE_FORMATS),
+        figure_files("fig1c_samples"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("fig1c_samples"),
         labels=lambda wc: fig1c_legend(),
     log:
         "results/logs/report/{dataset}/fig1c_samples.log",
@@ -48,10 +65,11 @@ rule fig2a_m:
     input:
         traces=lambda wc: traces(wc.dataset, list(m_sweep_labels(config).values())),
     output:
-        expand("figures/{{dataset}}/fig2a_m.{ext}", ext=FIGURE_FORMATS),
+        figure_files("fig2a_m"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, m_sweep=True),
+        caption=caption_param("fig2a_m", m_sweep=True),
         runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/fig2a_m.log",
@@ -67,10 +85,11 @@ rule fig2b_anneal:
     input:
         traces=lambda wc: traces(wc.dataset, list(schedule_labels(config).values())),
     output:
-        expand("figures/{{dataset}}/fig2b_anneal.{ext}", ext=FIGURE_FORMATS),
+        figure_files("fig2b_anneal"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("fig2b_anneal"),
         runs=schedule_labels(config),
     log:
         "results/logs/report/{dataset}/fig2b_anneal.log",
@@ -86,10 +105,11 @@ rule prior_scale:
     input:
         traces=lambda wc: traces(wc.dataset, list(prior_scale_runs().values()), SEED0),
     output:
-        expand("figures/{{dataset}}/prior_scale.{ext}", ext=FIGURE_FORMATS),
+        figure_files("prior_scale"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("prior_scale"),
         runs=lambda wc: prior_scale_runs(),
     log:
         "results/logs/report/{dataset}/prior_scale.log",
@@ -105,11 +125,11 @@ rule table1:
     input:
         traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
-        csv="results/{dataset}/table1.csv",
-        md="results/{dataset}/table1.md",
+        **table_files("table1"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("table1"),
     log:
         "results/logs/report/{dataset}/table1.log",
     benchmark:
@@ -124,11 +144,11 @@ rule time_to_quality:
     input:
         traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
     output:
-        csv="results/{dataset}/time_to_quality.csv",
-        md="results/{dataset}/time_to_quality.md",
+        **table_files("time_to_quality"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("time_to_quality"),
     log:
         "results/logs/report/{dataset}/time_to_quality.log",
     benchmark:
@@ -144,11 +164,12 @@ rule sensitivity:
         traces=lambda wc: traces(wc.dataset, sorted({r["label"] for r in sensitivity_runs(config)}),
                                  SEED0),
     output:
-        figures=expand("figures/{{dataset}}/sensitivity.{ext}", ext=FIGURE_FORMATS),
-        csv="results/{dataset}/sensitivity.csv",
+        figures=figure_files("sensitivity"),
+        **table_files("sensitivity", ["csv"]),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("sensitivity"),
         runs=lambda wc: sensitivity_table(),
     log:
         "results/logs/report/{dataset}/sensitivity.log",
@@ -164,12 +185,12 @@ rule scale_study:
     input:
         traces=lambda wc: traces(wc.dataset, study_labels()),
     output:
-        figures=expand("figures/{{dataset}}/scale_study.{ext}", ext=FIGURE_FORMATS),
-        csv="results/{dataset}/scale_study.csv",
-        md="results/{dataset}/scale_study.md",
+        figures=figure_files("scale_study"),
+        **table_files("scale_study"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, study=True),
+        caption=caption_param("scale_study", study=True),
         main_n_topics=K,
     log:
         "results/logs/report/{dataset}/scale_study.log",
@@ -185,11 +206,11 @@ rule table2:
     input:
         traces=lambda wc: traces(wc.dataset, list(m_sweep_labels(config).values()), SEED0),
     output:
-        csv="results/{dataset}/table2.csv",
-        md="results/{dataset}/table2.md",
+        **table_files("table2"),
     params:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, m_sweep=True),
+        caption=caption_param("table2", m_sweep=True),
         runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/table2.log",
@@ -209,11 +230,11 @@ rule topic_recovery:
         truth=rules.synthesize.output.corpus,
         split="results/{dataset}/split.npz",
     output:
-        csv="results/{dataset}/topic_recovery.csv",
-        md="results/{dataset}/topic_recovery.md",
+        **table_files("topic_recovery"),
     params:
         code=code(*REPORT_PATTERNS, "same/recovery.py", "same/scale_data.py"),
         setting=lambda wc: setting(wc.dataset),
+        caption=caption_param("topic_recovery"),
         labels=list(MAIN_LABELS),
         doc_topic_prior=config["doc_topic_prior"],
     threads: config["threads"]
@@ -259,7 +280,9 @@ rule claims:
         scaling=rules.scaling.output[0],
         recovery=list(recovery_tables().values()),
     output:
-        f"{REPORT_DIR}/claims.md",
+        md=for_report("claims", f"{REPORT_DIR}/claims.md", "../report/claims.rst"),
+        overview=[for_report("verdict_overview", f"{REPORT_DIR}/verdict_overview.{ext}")
+                  for ext in FIGURE_FORMATS],
     params:
         code=REPORT_CODE,
         datasets=config["datasets"],
@@ -269,6 +292,7 @@ rule claims:
         prior_scale_runs=lambda wc: prior_scale_runs(),
         recovery=recovery_tables(),
         setting=lambda wc: setting(config["datasets"]),
+        caption=lambda wc: figure_caption("verdict_overview", setting(config["datasets"])),
     log:
         "results/logs/report/claims.log",
     benchmark:

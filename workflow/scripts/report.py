@@ -54,7 +54,11 @@ elif rule == "claims":
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs),
                      "recovery": dict(smk.params.recovery).get(name)}
-    report.claims(per, smk.output[0], caption, scaling=smk.input.scaling)
+    verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
+    from same.report.figures import fig_verdict_overview
+
+    scales = {name: report.scale_of(info["df"], name) for name, info in per.items()}
+    fig_verdict_overview(verdicts, smk.output.overview, caption, scales)
 else:
     raise ValueError(f"no report function for rule {rule!r}")
 print(f"wrote {list(smk.output)}")

@@ -1,0 +1,186 @@
+"""``snakemake --report`` (issue 31): the verdict overview figure; the helpers that check a report
+of the tiny end-to-end run (tests/test_workflow.py) against the workflow's report() marks; the
+report rules as localrules and the SLURM profile's resources."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+
+from same.report.figures import (
+    OUTCOME_COLORS,
+    fig_verdict_overview,
+    figure_caption,
+    verdict_column,
+    verdict_grid,
+)
+from same.report.verdicts import Outcome, Verdict
+
+REPO = Path(__file__).resolve().parents[1]
+#: The figures, tables and claims: run where Snakemake runs, never as cluster jobs.
+REPORT_RULES = {"fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
+                "table1", "time_to_quality", "sensitivity", "scale_study", "table2", "claims"}
+
+# Prints, as one JSON line, the workflow as Snakemake parses it: its localrules, and per rule
+# the output patterns marked with report() and the path of each one's caption file.
+_FACTS = r"""
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.io import get_flag_value, is_flagged, strip_wildcard_constraints
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+with SnakemakeApi(OutputSettings()) as api:
+    w = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(sys.argv[1]),
+                     config_settings=ConfigSettings(configfiles=[Path(p) for p in sys.argv[2:]])
+                     )._workflow
+    report = {r.name: {strip_wildcard_constraints(str(f)):
+                       str(get_flag_value(f, "report").caption.get_path_or_uri(secret_free=True))
+                       for f in r.output if is_flagged(f, "report")} for r in w.rules}
+    print(json.dumps({"localrules": sorted(w._localrules), "report": report}))
+"""
+
+
+def workflow_facts(snakefile, *configfiles, env=None) -> dict:
+    """{"localrules": [rule], "report": {rule: {output pattern: caption file}}} of a workflow."""
+    res = subprocess.run([sys.executable, "-c", _FACTS, str(snakefile), *map(str, configfiles)],
+                         capture_output=True, text=True, env={**os.environ, **(env or {})},
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def report_results(html: str) -> dict:
+    """Path → entry (caption, rule, ...) of every result a ``snakemake --report`` HTML holds."""
+    m = re.search(r"var results = (\{.*?\});?\s*\n", html)
+    assert m, "no results in the report"
+    return json.loads(m.group(1))
+
+
+def rst_text(caption_html: str) -> str:
+    """A rendered caption's text: tags dropped, entities decoded, whitespace made single."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", caption_html)).split())
+
+
+def check_snakemake_report(smk, args, env, work: Path, snakefile, configfiles, dataset="kos"):
+    """``snakemake --report`` of a finished run holds every output the workflow marks with
+    report() (and no other), every figure and table the run made, and each figure's caption is
+    the text :func:`~same.report.figures.figure_caption` gives it: the one drawn under it."""
+    html_path = work / "results/report.html"
+    res = smk(*args, "--report", str(html_path), env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    results = report_results(html_path.read_text())
+    facts = workflow_facts(snakefile, *configfiles, env=env)
+    declared = {pattern.format(dataset=dataset): rule
+                for rule, outs in facts["report"].items() for pattern in outs
+                if (work / pattern.format(dataset=dataset)).exists()}
+    assert set(results) == set(declared), sorted(set(results) ^ set(declared))
+    made = [p.relative_to(work).as_posix() for p in (work / "figures").rglob("*.*")]
+    made += [p.relative_to(work).as_posix() for p in (work / "results").glob("*/*.md")]
+    made += ["results/claims.md", "results/verdict_overview.png", "results/verdict_overview.pdf"]
+    assert set(made) <= set(declared), sorted(set(made) - set(declared))
+    # 7 figures (PNG, PDF), 4 tables (CSV, Markdown) and sensitivity.csv, claims.md, overview
+    assert len(declared) == 2 * 7 + 2 * 4 + 1 + 1 + 2, sorted(declared)
+    # the settings this run wrote: each table's notes and claims.md's Setting line
+    settings = {ln[2:] for p in (work / "results").glob("*/*.md")
+                for ln in p.read_text().splitlines() if ln.startswith("- ")}
+    settings |= {ln.removeprefix("Setting: ") for ln in
+                 (work / "results/claims.md").read_text().splitlines() if ln.startswith("Setting: ")}
+    for path, rule in declared.items():
+        entry = results[path]
+        assert entry["job_properties"]["rule"] == rule
+        caption = rst_text(entry["caption"])
+        if path.endswith("claims.md"):
+            assert "Setting: " in caption
+            continue
+        # the caption the figure draws: figure_caption(its name, the setting it was given)
+        assert caption in {figure_caption(Path(path).stem, s) for s in settings}, (path, caption)
+    return results
+
+
+def job_resources(out: str) -> dict[str, list[dict]]:
+    """Rule → the resources of each of its jobs, from a dry run's job listing."""
+    jobs, rule = {}, None
+    for line in out.splitlines():
+        m = re.match(r"(?:local)?rule (\w+):", line)
+        if m:
+            rule = m.group(1)
+        elif line.strip().startswith("resources:") and rule:
+            pairs = (kv.split("=", 1) for kv in line.split(":", 1)[1].split(", "))
+            jobs.setdefault(rule, []).append({k.strip(): v for k, v in pairs})
+    return jobs
+
+
+def check_cluster_resources(out: str):
+    """Under profiles/slurm the figures, tables and claims are localrules (never submitted)
+    asking little; each fit asks for a fit's (issue 31)."""
+    facts = workflow_facts(REPO / "Snakefile", REPO / "config/paper.yaml")
+    assert set(facts["localrules"]) == REPORT_RULES
+    jobs = job_resources(out)
+    assert REPORT_RULES <= set(jobs), sorted(jobs)
+    for rule in REPORT_RULES:
+        for res in jobs[rule]:
+            assert int(res["mem_mb"]) <= 4000 and int(res["runtime"]) <= 30, (rule, res)
+            assert res["cpus_per_task"] == "1", (rule, res)
+    for res in jobs["fit"]:
+        assert (int(res["mem_mb"]), int(res["runtime"])) == (64000, 720), res
+
+
+@dataclass(frozen=True)
+class _AxisVerdict(Verdict):
+    """A verdict with the two axes the next issue adds (held-out metric, configuration)."""
+
+    metric: str | None = None
+    configuration: str | None = None
+
+
+def test_verdict_grid_columns_are_dataset_scale_then_further_axes():
+    scales = {"kos": {"tokens_per_parameter": 0.0912}, "nips": {"tokens_per_parameter": 1.5}}
+    vs = [Verdict("C2", "kos", Outcome.PARTLY, ("x",)),
+          Verdict("C9", None, Outcome.REPRODUCED, ("x",)),
+          Verdict("C10", "nips", Outcome.NOT_TESTABLE, ("x",), cpu_for_gpu_claim=True),
+          Verdict("C1", "nips", Outcome.NOT_REPRODUCED, ("x",))]
+    claims, columns, cells = verdict_grid(vs, scales)
+    assert claims == ["C1", "C2", "C9", "C10"]
+    assert columns == ["kos\n0.0912 tok/param", "nips\n1.5 tok/param", "across datasets"]
+    assert cells[(0, 1)].outcome is Outcome.NOT_REPRODUCED and (0, 0) not in cells
+    assert cells[(2, 2)].claim == "C9"
+    assert verdict_column(vs[0]) == "kos"  # scale unknown
+    more = _AxisVerdict("C1", "kos", Outcome.PARTLY, ("x",), metric="left-to-right",
+                        configuration="GPU")
+    label = verdict_column(more, scales)  # lines wrapped at 20 characters
+    assert label.startswith("kos\n0.0912 tok/param\nmetric:")
+    assert " ".join(label.split()) == ("kos 0.0912 tok/param metric: left-to-right "
+                                       "configuration: GPU")
+    _, columns, _ = verdict_grid([more, _AxisVerdict("C1", "kos", Outcome.PARTLY, ("x",),
+                                                     metric="document completion")], scales)
+    assert len(columns) == 2
+
+
+def test_every_outcome_has_a_colour_and_the_overview_is_drawn(tmp_path):
+    assert set(OUTCOME_COLORS) == {o.value for o in Outcome}
+    vs = [Verdict(f"C{i}", d, o, ("x",)) for i, o in enumerate(Outcome, 1) for d in ("kos", "nips")]
+    vs.append(Verdict("C9", None, Outcome.PARTLY, ("x",), by_time_to_quality=True))
+    outs = [tmp_path / "overview.png", tmp_path / "overview.pdf"]
+    fig_verdict_overview(vs, outs, "kos + nips, K=64", {"kos": {"tokens_per_parameter": 0.1}})
+    assert all(p.stat().st_size > 1000 for p in outs)
+    assert figure_caption("verdict_overview", "S").startswith("S; rows: the paper's claims")
+    assert figure_caption("fig1_passes", "S") == "S"
+
+
+def test_report_rules_are_local_and_declared():
+    """Every figure and table rule marks its outputs for the report and runs locally; fits do
+    neither."""
+    facts = workflow_facts(REPO / "Snakefile")
+    assert set(facts["localrules"]) == REPORT_RULES
+    for rule in REPORT_RULES:
+        assert facts["report"][rule], rule
+        assert all(Path(c).resolve().parent == REPO / "workflow/report"
+                   for c in facts["report"][rule].values())
+    assert not facts["report"]["fit"] and not facts["report"]["scaling"]
