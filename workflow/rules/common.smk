@@ -7,6 +7,7 @@ from pathlib import Path
 
 from same.provenance import code_fingerprint
 from same.report.figures import figure_caption
+from same.params import PAPER_MINIBATCHES
 from same.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
                        schedule_labels, sensitivity_runs, spec_for, study_runs)
 from same.sampler import SameLDA
@@ -126,9 +127,10 @@ def fit_spec(wildcards):
 
 
 def minibatch_text(batch_size):
-    """SameLDA's batch_size in a caption: None is 1/20, an int a count, a float a fraction."""
+    """SameLDA's batch_size in a caption: None is the paper's fraction, an int a count, a float
+    a fraction."""
     if batch_size is None:
-        return "1/20"
+        return f"1/{PAPER_MINIBATCHES}"
     if isinstance(batch_size, int):
         return f"{batch_size} documents"
     return f"{batch_size:g} of the documents"

@@ -18,7 +18,7 @@ rule split:
     conda:
         CONDA_ENV
     shell:
-        "SAME_CACHE_DIR={params.cache} python -m same.run split --dataset {wildcards.dataset} "
+        "SAME_CACHE_DIR={params.cache} python -m same split --dataset {wildcards.dataset} "
         "{params.data_dir} --test-fraction {params.fraction} --seed {params.seed} "
         "--out {output.split} > {log} 2>&1"
 
@@ -38,7 +38,7 @@ rule synthesize:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.run synthesize --name {wildcards.dataset} --spec {params.spec:q} "
+        "python -m same synthesize --name {wildcards.dataset} --spec {params.spec:q} "
         "--out {output.corpus} > {log} 2>&1"
 
 
@@ -60,7 +60,7 @@ rule split_synthetic:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.run split --corpus {input.corpus} --test-fraction {params.fraction} "
+        "python -m same split --corpus {input.corpus} --test-fraction {params.fraction} "
         "--seed {params.seed} --out {output.split} > {log} 2>&1"
 
 

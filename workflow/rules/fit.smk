@@ -25,5 +25,5 @@ rule fit:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.run fit --spec {params.spec:q} --split {input.split} "
+        "python -m same fit --spec {params.spec:q} --split {input.split} "
         "--out {params.out} --no-progress > {log} 2>&1"
