@@ -10,6 +10,7 @@ from pathlib import Path
 from ..atomic import atomic_write
 from .paper import METHOD_NAMES
 from .traces import first_seed
+from .verdicts import METRICS
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_variants", "fig_schedules",
            "fig_sensitivity", "fig_verdict_overview", "figure_caption", "verdict_column",
@@ -46,9 +47,9 @@ def _save(fig, outputs: Sequence[str | os.PathLike]) -> None:
             f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta))
 
 
-def _band(ax, df, x, label, color, style="-"):
-    """Mean over seeds with a min–max band."""
-    g = df.groupby(x)["ll"]
+def _band(ax, df, x, label, color, style="-", y="ll"):
+    """Mean over seeds with a min–max band of column ``y``."""
+    g = df.groupby(x)[y]
     mean, lo, hi = g.mean(), g.min(), g.max()
     n = df["seed"].nunique()
     ax.plot(mean.index, mean.values, style, color=color,
@@ -65,35 +66,41 @@ def _dataset_title(df, caption: str) -> str:
 
 
 def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
-          log_x: bool = False, hline=None) -> None:
-    """One figure: ll (mean over seeds with a min–max band) of each series against ``x``.
+          log_x: bool = False, hline=None, metrics=("ll",)) -> None:
+    """One figure: ll (mean over seeds with a min–max band) of each series against ``x``, a
+    panel per held-out metric of ``metrics`` (trace columns, :data:`~.verdicts.METRICS`),
+    side by side with the same x axis.
 
     series : iterable of (DataFrame rows of one run label, legend name, color)
-    hline : optional (ll, legend name, color) reference line
+    hline : optional (legend name, color, {metric: ll}) reference line
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    metrics = [m for m in metrics if m in df.columns]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6.4 * len(metrics), 4.4), squeeze=False)
     fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
-    for d, name, color in series:
-        if not d.empty:
-            _band(ax, d, x, name, color)
-    if hline is not None:
-        ax.axhline(hline[0], color=hline[2], ls=":", lw=1, label=hline[1])
-    if log_x:
-        ax.set_xscale("log")
-    else:
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("held-out log-likelihood (nats/token)")
-    ax.set_title(f"{_dataset_title(df, caption)}: {title}")
-    ax.grid(alpha=0.3, which="both" if log_x else "major")
-    ax.legend(fontsize=8)
+    for ax, metric in zip(axes[0], metrics):
+        for d, name, color in series:
+            if not d.empty:
+                _band(ax, d, x, name, color, y=metric)
+        if hline is not None:
+            ax.axhline(hline[2][metric], color=hline[1], ls=":", lw=1, label=hline[0])
+        if log_x:
+            ax.set_xscale("log")
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("held-out log-likelihood (nats/token)")
+        heading = f"{_dataset_title(df, caption)}: {title}"
+        ax.set_title(heading if len(metrics) == 1 else METRICS[metric])
+        if len(metrics) > 1:
+            fig.suptitle(heading)
+        ax.grid(alpha=0.3, which="both" if log_x else "major")
+        ax.legend(fontsize=8)
     _save(fig, outputs)
     plt.close(fig)
 
@@ -106,9 +113,9 @@ def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
     hline = None
     if not ref.empty:
         last = ref[ref["pass"] == ref["pass"].max()]
-        hline = (last["ll"].mean(), f"CGS after {int(ref['pass'].max())} iterations",
-                 COLORS["cgs"])
-    _plot(df, outputs, caption, series, x="pass", hline=hline,
+        hline = (f"CGS after {int(ref['pass'].max())} iterations", COLORS["cgs"],
+                 {m: last[m].mean() for m in METRICS if m in last.columns})
+    _plot(df, outputs, caption, series, x="pass", hline=hline, metrics=tuple(METRICS),
           xlabel="passes over the training documents (CGS: iterations)",
           title="convergence per pass")
 
@@ -121,7 +128,7 @@ def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
         if not d.empty and d["method"].iloc[0] == "cgs":
             d["samples_per_word"] = d["iteration"]
         series.append((d, name, color))
-    _plot(df, outputs, caption, series, x="samples_per_word", log_x=True,
+    _plot(df, outputs, caption, series, x="samples_per_word", log_x=True, metrics=tuple(METRICS),
           xlabel="samples per word (SAME: m × passes; CGS: iterations)",
           title="convergence per sample")
 
