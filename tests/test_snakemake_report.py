@@ -184,3 +184,21 @@ def test_report_rules_are_local_and_declared():
         assert all(Path(c).resolve().parent == REPO / "workflow/report"
                    for c in facts["report"][rule].values())
     assert not facts["report"]["fit"] and not facts["report"]["scaling"]
+
+
+def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_path):
+    """Issue 31: ``snakemake --report`` of the committed KOS outputs (the default profile)
+    holds every output its rules mark with report(): 7 figures (PNG, PDF), 4 tables (CSV,
+    Markdown), sensitivity.csv, claims.md and the verdict overview (PNG, PDF)."""
+    from test_workflow import smk
+
+    html = tmp_path / "kos_report.html"
+    res = smk("--report", str(html), "--cores", "1")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    results = report_results(html.read_text())
+    facts = workflow_facts(REPO / "Snakefile")
+    declared = {pattern.format(dataset="kos") for outs in facts["report"].values()
+                for pattern in outs if "topic_recovery" not in pattern}
+    assert set(results) == declared, sorted(set(results) ^ declared)
+    assert len(declared) == 2 * 7 + 2 * 4 + 1 + 1 + 2, sorted(declared)
+    assert all((REPO / path).is_file() for path in declared)

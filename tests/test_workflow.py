@@ -123,7 +123,7 @@ def test_dry_run_paper_profile_and_cluster():
 def planned_specs(out: str) -> dict[str, dict]:
     """Run label → the spec of its first planned fit, from ``snakemake -n -p``'s output."""
     specs = {}
-    for text in re.findall(r"same\.run fit --spec '(\{.*?\})'", out):
+    for text in re.findall(r"-m same fit --spec '(\{.*?\})'", out):
         spec = json.loads(text)
         specs.setdefault(spec["label"], spec)
     return specs
