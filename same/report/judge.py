@@ -52,8 +52,13 @@ def vb_comparison(df) -> list[str]:
     within the seed noise (:func:`~same.report.measures.noise`), and a difference beyond it is
     reported as a disagreement; online VB runs at each library's own κ, τ0 (as published),
     so its difference is reported with them."""
-    from baselines.sklearn_vb import SKLEARN_DECAY, SKLEARN_OFFSET
-    from baselines.vb import VB_DECAY, VB_OFFSET
+    import inspect
+
+    from baselines.sklearn_vb import SKLEARN_DECAY, SKLEARN_OFFSET, iter_sklearn
+    from baselines.vb import VB_DECAY, VB_OFFSET, iter_vb
+
+    caps = (inspect.signature(iter_vb).parameters["iterations"].default,
+            inspect.signature(iter_sklearn).parameters["max_doc_update_iter"].default)
 
     lines, sd = [], ref_sd(df)
     for mode in ("batch", "online"):
@@ -64,7 +69,9 @@ def vb_comparison(df) -> list[str]:
         diff, tol = float(b.mean() - a.mean()), noise(a, b, sd)
         if mode == "batch":
             what = ("they agree within the seed noise" if abs(diff) <= tol else
-                    "they DISAGREE by more than the seed noise at equal settings")
+                    "they DISAGREE by more than the seed noise at equal settings") + (
+                f" (shared α, β, K and no step size; each library's E-step cap: gensim "
+                f"{caps[0]}, scikit-learn {caps[1]} iterations per document)")
         else:
             what = (f"not at equal settings: gensim κ = {VB_DECAY:g}, τ0 = {VB_OFFSET:g}; "
                     f"scikit-learn κ = {SKLEARN_DECAY:g}, τ0 = {SKLEARN_OFFSET:g}")
