@@ -147,7 +147,7 @@ def test_verdict_grid_columns_are_dataset_scale_then_further_axes():
           Verdict("C10", "nips", Outcome.NOT_TESTABLE, ("x",), cpu_for_gpu_claim=True),
           Verdict("C1", "nips", Outcome.NOT_REPRODUCED, ("x",))]
     claims, columns, cells = verdict_grid(vs, scales)
-    assert claims == ["C1", "C2", "C9", "C10"]
+    assert claims == [("C1", None), ("C2", None), ("C9", None), ("C10", None)]
     assert columns == ["kos\n0.0912 tok/param", "nips\n1.5 tok/param", "across datasets"]
     assert cells[(0, 1)].outcome is Outcome.NOT_REPRODUCED and (0, 0) not in cells
     assert cells[(2, 2)].claim == "C9"
@@ -161,6 +161,13 @@ def test_verdict_grid_columns_are_dataset_scale_then_further_axes():
     _, columns, _ = verdict_grid([more, _AxisVerdict("C1", "kos", Outcome.PARTLY, ("x",),
                                                      metric="document completion")], scales)
     assert len(columns) == 2
+    # a claim judged against each VB implementation gets a row per implementation
+    per_vb = [Verdict("C1", "kos", o, ("x",), metric="ll", vb=vb)
+              for vb, o in (("gensim", Outcome.PARTLY), ("scikit-learn", Outcome.REPRODUCED))]
+    rows, columns, cells = verdict_grid(per_vb, scales)
+    assert rows == [("C1", "gensim"), ("C1", "scikit-learn")]
+    assert columns == ["kos\n0.0912 tok/param\ndocument completion"]
+    assert cells[(0, 0)].outcome is Outcome.PARTLY and cells[(1, 0)].outcome is Outcome.REPRODUCED
 
 
 def test_every_outcome_has_a_colour_and_the_overview_is_drawn(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..atomic import atomic_write
 from .paper import METHOD_NAMES
 from .traces import first_seed
-from .verdicts import METRICS
+from .verdicts import METRICS, METRICS_SHORT
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_variants", "fig_schedules",
            "fig_sensitivity", "fig_verdict_overview", "figure_caption", "verdict_column",
@@ -240,7 +240,8 @@ def verdict_column(v, scales: dict | None = None) -> str:
     for axis in COLUMN_AXES:
         value = getattr(v, axis, None)
         if value:
-            parts.append(f"{axis}: {value}")
+            parts.append(METRICS_SHORT[value] if axis == "metric" and value in METRICS_SHORT
+                         else f"{axis}: {value}")
     return "\n".join(textwrap.fill(part, 20, break_on_hyphens=False) for part in parts)
 
 
@@ -252,13 +253,18 @@ def _claim_order(claim: str):
 def verdict_grid(verdicts, scales: dict | None = None):
     """(rows: claim ids, columns: column labels, {(row, column): verdict}) of the overview;
     columns in the verdicts' order, cross-dataset columns last."""
-    claims = sorted({v.claim for v in verdicts}, key=_claim_order)
+    claims = sorted({_row(v) for v in verdicts}, key=lambda r: (_claim_order(r[0]), r[1] or ""))
     ordered = ([v for v in verdicts if v.dataset is not None]
                + [v for v in verdicts if v.dataset is None])
     columns = list(dict.fromkeys(verdict_column(v, scales) for v in ordered))
-    cells = {(claims.index(v.claim), columns.index(verdict_column(v, scales))): v
+    cells = {(claims.index(_row(v)), columns.index(verdict_column(v, scales))): v
              for v in ordered}
     return claims, columns, cells
+
+
+def _row(v) -> tuple[str, str | None]:
+    """A verdict's row: its claim, and the VB implementation it was judged against, if any."""
+    return v.claim, getattr(v, "vb", None)
 
 
 def _outcome_text(v) -> str:
@@ -290,12 +296,12 @@ def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = 
             ax.text(j + 0.5, i + 0.5, "—" if v is None else _outcome_text(v), ha="center",
                     va="center", fontsize=6.5)
     titles = {v.claim: getattr(v, "title", "") for v in verdicts}
+    rows = [f"{c}  {textwrap.shorten(titles[c], 40 if vb else 48, placeholder='…')}"
+            + (f" · VB: {vb}" if vb else "") for c, vb in claims]
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(claims), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=7)
-    ax.set_yticks([i + 0.5 for i in range(len(claims))],
-                  [f"{c}  {textwrap.shorten(titles[c], 48, placeholder='…')}" for c in claims],
-                  fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(len(claims))], rows, fontsize=7)
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     for spine in ax.spines.values():

@@ -11,10 +11,7 @@ from .claims import claim_c9
 from .judge import judge_dataset, vb_comparison
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
-from .verdicts import METRIC_REASON, METRICS, Verdict
-
-#: Each metric as the summary table names it.
-METRICS_SHORT = {"ll": "document completion", "ll_bidmach": "the paper's metric"}
+from .verdicts import METRIC_REASON, METRICS, METRICS_SHORT, Verdict
 
 __all__ = ["render_claims", "claims"]
 

@@ -17,10 +17,12 @@ from .measures import NOISE_STANDARD_ERRORS
 from .paper import CLAIMS, CONVERGED_EPS
 
 __all__ = ["Outcome", "Verdict", "ClaimRule", "RULES", "KNEE_M", "grade", "METRICS",
-           "METRIC_REASON", "LL_CLAIMS", "VB_IMPLEMENTATIONS", "VB_CLAIMS"]
+           "METRIC_REASON", "LL_CLAIMS", "VB_IMPLEMENTATIONS", "VB_CLAIMS", "METRICS_SHORT"]
 
 #: The held-out metrics every ll claim is judged under: trace column → its name in claims.md.
 METRICS = {"ll": "document completion", "ll_bidmach": "the paper's metric (BIDMach-style ll)"}
+#: Each metric as tables and the overview figure name it.
+METRICS_SHORT = {"ll": "document completion", "ll_bidmach": "the paper's metric"}
 #: Why the two metrics can rank methods differently: said once, where they disagree.
 METRIC_REASON = ("the paper's metric fits θ on the very tokens it then scores, which rewards a "
                  "sharper φ; document completion folds θ in on one half of each test document "
