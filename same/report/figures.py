@@ -286,7 +286,7 @@ def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = 
     from matplotlib.patches import Patch, Rectangle
 
     claims, columns, cells = verdict_grid(verdicts, scales)
-    fig, ax = plt.subplots(figsize=(3.6 + 1.3 * len(columns), 1.4 + 0.42 * len(claims)))
+    fig, ax = plt.subplots(figsize=(4.2 + 1.55 * len(columns), 1.4 + 0.42 * len(claims)))
     for i in range(len(claims)):
         for j in range(len(columns)):
             v = cells.get((i, j))
