@@ -4,6 +4,7 @@ the translation of one step's parameters into :class:`same.algorithm.StepSetting
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from functools import partial
@@ -74,7 +75,7 @@ def renamed_values(est) -> dict:
         value = getattr(est, old, "deprecated")
         if isinstance(value, str) and value == "deprecated":
             continue
-        if getattr(est, new) != type(est)().get_params()[new]:
+        if getattr(est, new) != inspect.signature(type(est)).parameters[new].default:
             raise ValueError(f"{type(est).__name__} got both {old} and {new}: give {new} only")
         warnings.warn(f"{old} was renamed {new} in 0.1 and will be removed in 0.2",
                       FutureWarning, stacklevel=4)

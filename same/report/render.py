@@ -32,11 +32,20 @@ def _summary_rows(verdicts: list[Verdict], where) -> list[str]:
         row[v.metric] = v.verdict
     head = ["| claim | dataset | " + " | ".join(METRICS_SHORT.values()) + " |",
             "|---|---|" + "---|" * len(METRICS_SHORT)]
-    body = [f"| {claim} | {ds} | " + " | ".join(
-        row.get(m, row.get(None, "—") if i == 0 else "— (about time only)" if None in row
-                else "—") for i, m in enumerate(METRICS_SHORT)) + " |"
+    body = [f"| {claim} | {ds} | " + " | ".join(_cell(row, m, first=i == 0)
+                                                for i, m in enumerate(METRICS_SHORT)) + " |"
             for (claim, ds), row in sorted(cells.items())]
     return head + body
+
+
+def _cell(row: dict, metric: str, first: bool) -> str:
+    """A summary cell: the verdict under ``metric``; a timing claim's (metric None) verdict in
+    the first column and a dash with the reason in the others."""
+    if metric in row:
+        return row[metric]
+    if None in row:
+        return row[None] if first else "— (about time only)"
+    return "—"
 
 
 def _disagreements(verdicts: list[Verdict]) -> list[str]:
