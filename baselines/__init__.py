@@ -15,7 +15,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
-__all__ = ["Checkpoint", "Stopwatch", "drain", "positive_int"]
+__all__ = ["Checkpoint", "Stopwatch", "drain", "positive_int", "number_in"]
 
 #: checkpoint(topic_word, info) — info has: pass, iteration, samples_per_word,
 #: train_seconds, native_score (or None).
@@ -51,6 +51,17 @@ def positive_int(name: str, value, what: str = "") -> int:
         raise ValueError(f"{name} must be a positive integer{f' ({what})' if what else ''}, "
                          f"got {value!r}")
     return int(value)
+
+
+def number_in(name: str, value, low: float, high: float, what: str) -> float:
+    """``value`` if it is a real number (not a bool) in [low, high]; else ValueError naming
+    ``name`` and ``what`` it is."""
+    from numbers import Real
+
+    if isinstance(value, bool) or not isinstance(value, Real) or not low <= value <= high:
+        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}] ({what}), "
+                         f"got {value!r}")
+    return float(value)
 
 
 def drain(checkpoints, checkpoint: Checkpoint | None = None):

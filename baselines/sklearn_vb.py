@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from same.params import paper_batch_size
 
-from . import Checkpoint, Stopwatch, drain, positive_int
+from . import Checkpoint, Stopwatch, drain, number_in, positive_int
 
 __all__ = ["iter_sklearn", "fit_sklearn", "check_sklearn_params", "SKLEARN_DECAY",
            "SKLEARN_OFFSET", "SKLEARN_SEED_MAX"]
@@ -48,14 +48,6 @@ SKLEARN_OFFSET = 10.0
 SKLEARN_SEED_MAX = 2**32 - 1
 #: Online-only settings: refused in batch mode, where ρ = 1 and one minibatch is all documents.
 _ONLINE_ONLY = ("batch_size", "learning_decay", "learning_offset")
-
-
-def _number(name: str, value, low: float, high: float, what: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is a real number (not a bool) in
-    [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not low <= value <= high:
-        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}] ({what}), "
-                         f"got {value!r}")
 
 
 def check_sklearn_params(params: dict, seed=None, *, mode: str | None = None,
@@ -91,9 +83,9 @@ def check_sklearn_params(params: dict, seed=None, *, mode: str | None = None,
     if "batch_size" in given:
         positive_int("batch_size", given["batch_size"], "documents per minibatch")
     if "learning_decay" in given:
-        _number("learning_decay", given["learning_decay"], 0.0, 1.0, "κ, the step size's decay")
+        number_in("learning_decay", given["learning_decay"], 0.0, 1.0, "κ, the step size's decay")
     if "learning_offset" in given:
-        _number("learning_offset", given["learning_offset"], 1.0, float("inf"),
+        number_in("learning_offset", given["learning_offset"], 1.0, float("inf"),
                 "τ0, the step size's offset")
     if "max_doc_update_iter" in given:
         positive_int("max_doc_update_iter", given["max_doc_update_iter"],

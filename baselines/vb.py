@@ -2,8 +2,8 @@
 and batch (Blei, Ng, Jordan 2003).
 
 - online: ``update_every=1``, ``chunksize`` = 1/20 of the documents (the paper's
-  minibatch), ρ_t = (τ0 + t)^−κ over minibatches t with gensim's defaults
-  κ = decay = 0.5, τ0 = offset = 1;
+  minibatch), ρ_t = (τ0 + t)^−κ over minibatches t, κ = ``decay`` and τ0 = ``offset``
+  (gensim's names) with gensim's defaults 0.5 and 1 (:data:`VB_DECAY`, :data:`VB_OFFSET`);
 - batch: ``update_every=0`` and decay = 0, i.e. ρ = 1: one full M-step per pass
   over all documents (variational EM of Blei, Ng, Jordan).
 
@@ -25,12 +25,15 @@ import scipy.sparse as sp
 
 from same.params import paper_batch_size
 
-from . import Checkpoint, Stopwatch, drain, positive_int
+from . import Checkpoint, Stopwatch, drain, number_in, positive_int
 
 __all__ = ["iter_vb", "fit_vb", "check_vb_params", "VB_DECAY", "VB_OFFSET", "VB_SEED_MAX"]
 
+#: gensim's defaults for κ (``decay``) and τ0 (``offset``) of online VB.
 VB_DECAY = 0.5
 VB_OFFSET = 1.0
+#: Online-only settings: refused in batch mode, where ρ = 1.
+_ONLINE_ONLY = ("decay", "offset")
 #: gensim's largest seed: it seeds numpy's RandomState (0..2**32 - 1).  Seeds are passed
 #: whole; beyond this (or negative, or a bool) they are refused.
 VB_SEED_MAX = 2**32 - 1
@@ -45,19 +48,22 @@ def _bow(X: sp.csr_matrix):
     return Sparse2Corpus(X, documents_columns=False)
 
 
-def check_vb_params(params: dict, seed=None) -> None:
-    """Check the VB settings a run spec gives (``chunksize``, ``iterations``; other keys are
-    checked by the spec): ``chunksize`` None or a positive integer, ``iterations`` a positive
-    integer (not a bool, not a string); and ``seed`` when given: an integer in
-    0..:data:`VB_SEED_MAX`.  The one check, used by :func:`iter_vb` and by
-    :meth:`same.spec.RunSpec.validate`.
+def check_vb_params(params: dict, seed=None, mode: str | None = None) -> None:
+    """Check the VB settings a run spec gives (``chunksize``, ``iterations``, ``decay``,
+    ``offset``; other keys are checked by the spec): ``chunksize`` None or a positive
+    integer, ``iterations`` a positive integer (not a bool, not a string), ``decay`` (κ) in
+    [0, 1] and ``offset`` (τ0) in [1, ∞) (below 1 the first step would exceed ρ = 1), and in
+    ``mode`` "batch" neither of the last two (they would have no effect); ``seed`` when given:
+    an integer in 0..:data:`VB_SEED_MAX`.  A value None counts as not given.  The one check,
+    used by :func:`iter_vb` and by :meth:`same.spec.RunSpec.validate`.
 
     Raises
     ------
     ValueError
         Naming the parameter and the value, e.g. ``chunksize must be a positive integer
         (documents per chunk), got 0``, ``seed 4294967296 is outside gensim's seed range
-        0..4294967295 (numpy RandomState)``.
+        0..4294967295 (numpy RandomState)``, ``decay has no effect in batch mode (ρ = 1),
+        got 0.7``.
     """
     import numbers
 
@@ -65,15 +71,24 @@ def check_vb_params(params: dict, seed=None) -> None:
                              or not 0 <= seed <= VB_SEED_MAX):
         raise ValueError(f"seed {seed!r} is outside gensim's seed range 0..{VB_SEED_MAX} "
                          "(numpy RandomState)")
-    if params.get("chunksize") is not None:
-        positive_int("chunksize", params["chunksize"], "documents per chunk")
-    if "iterations" in params:
-        positive_int("iterations", params["iterations"], "E-step iterations per document")
+    given = {k: v for k, v in params.items() if v is not None}
+    if mode == "batch" and (online := [k for k in _ONLINE_ONLY if k in given]):
+        raise ValueError(f"{online[0]} has no effect in batch mode (ρ = 1), got "
+                         f"{given[online[0]]!r}")
+    if "chunksize" in given:
+        positive_int("chunksize", given["chunksize"], "documents per chunk")
+    if "iterations" in given:
+        positive_int("iterations", given["iterations"], "E-step iterations per document")
+    if "decay" in given:
+        number_in("decay", given["decay"], 0.0, 1.0, "κ, the step size's decay")
+    if "offset" in given:
+        number_in("offset", given["offset"], 1.0, float("inf"), "τ0, the step size's offset")
 
 
 def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_word_prior: float,
             random_state: int, passes: int = 20, mode: str = "online",
-            chunksize: int | None = None, iterations: int = 50):
+            chunksize: int | None = None, iterations: int = 50, decay: float | None = None,
+            offset: float | None = None):
     """Train gensim LdaModel (``mode`` "online" or "batch"), yielding (φ, info) after each pass.
 
     Parameters
@@ -81,6 +96,8 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     X : csr_matrix (n_docs, n_words) counts
     chunksize : documents per E-step chunk (and per M-step when online); default ceil(D/20)
     iterations : E-step iterations per document (gensim default 50)
+    decay, offset : κ, τ0 of ρ_t = (τ0 + t)^−κ (gensim's names); default gensim's 0.5, 1
+        (:data:`VB_DECAY`, :data:`VB_OFFSET`); online only
 
     Yields
     ------
@@ -91,7 +108,7 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     Raises
     ------
     ValueError
-        Unknown mode, passes < 1, or a bad chunksize, iterations or seed
+        Unknown mode, passes < 1, or a bad chunksize, iterations, decay, offset or seed
         (:func:`check_vb_params`).
     """
     from gensim.models import LdaModel
@@ -99,7 +116,8 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     if mode not in ("online", "batch"):
         raise ValueError(f"mode must be 'online' or 'batch', got {mode!r}")
     positive_int("passes", passes)
-    check_vb_params({"chunksize": chunksize, "iterations": iterations}, seed=random_state)
+    check_vb_params({"chunksize": chunksize, "iterations": iterations, "decay": decay,
+                     "offset": offset}, seed=random_state, mode=mode)
     X = sp.csr_matrix(X)
     n_docs, n_words = X.shape
     corpus = _bow(X)
@@ -109,7 +127,8 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     id2word = {i: str(i) for i in range(n_words)}  # num_terms = W: φ covers the full vocabulary
     model = LdaModel(num_topics=n_topics, id2word=id2word, alpha=np.full(n_topics, doc_topic_prior),
                      eta=topic_word_prior, chunksize=chunksize,
-                     decay=VB_DECAY if online else 0.0, offset=VB_OFFSET, iterations=iterations,
+                     decay=(VB_DECAY if decay is None else decay) if online else 0.0,
+                     offset=VB_OFFSET if offset is None else offset, iterations=iterations,
                      eval_every=None, random_state=int(random_state),
                      update_every=1 if online else 0, dtype=np.float64)
     watch = Stopwatch()  # construction (no corpus given: no training) is not timed

@@ -212,3 +212,44 @@ def test_vb_streams_the_corpus_instead_of_materialising_it():
     assert seen == X.nnz and len(corpus) == 3000
     assert list_peak > 80 * X.nnz  # ~ 96 bytes per nonzero as lists
     assert stream_peak < list_peak / 50, (stream_peak, list_peak)
+
+
+def test_gensim_step_sizes_are_used_or_refused(data, monkeypatch):
+    """Online VB's κ (``decay``) and τ0 (``offset``), gensim's names, reach LdaModel (tuning's
+    grid varies them); the defaults are gensim's own; out of range or in batch mode they are
+    refused, naming the parameter."""
+    import gensim.models
+
+    from baselines.vb import VB_DECAY, VB_OFFSET, check_vb_params
+    from same.runs import RunSpec
+
+    _, counts = data
+    seen = []
+
+    class Spy(gensim.models.LdaModel):
+        def __init__(self, *args, **kwargs):
+            seen.append({k: kwargs[k] for k in ("decay", "offset")})
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(gensim.models, "LdaModel", Spy)
+    common = dict(n_topics=K, doc_topic_prior=0.1, topic_word_prior=0.1, random_state=0,
+                  passes=2)
+    default = fit_vb(counts, **common)
+    same = fit_vb(counts, decay=VB_DECAY, offset=VB_OFFSET, **common)
+    other = fit_vb(counts, decay=0.9, offset=10.0, **common)
+    fit_vb(counts, mode="batch", **common)
+    assert seen == [{"decay": 0.5, "offset": 1.0}, {"decay": 0.5, "offset": 1.0},
+                    {"decay": 0.9, "offset": 10.0}, {"decay": 0.0, "offset": 1.0}]
+    np.testing.assert_array_equal(default, same)
+    assert np.abs(default - other).max() > 1e-6
+    for params, mode, message in (
+            ({"decay": 1.5}, "online", "decay must be a number in [0, 1] (κ, the step size's "
+                                       "decay), got 1.5"),
+            ({"offset": 0.5}, "online", "offset must be a number in [1, inf] (τ0, the step "
+                                        "size's offset), got 0.5"),
+            ({"decay": 0.7}, "batch", "decay has no effect in batch mode (ρ = 1), got 0.7")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            check_vb_params(params, mode=mode)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            RunSpec(method=f"vb_{mode}", n_components=K, doc_topic_prior=0.1,
+                    topic_word_prior=0.1, seed=0, budget=1, params=params).validate()
