@@ -7,6 +7,7 @@
     same-lda fit --spec '{"method": "same", "n_components": 64, "doc_topic_prior": 0.1,
         "topic_word_prior": 0.1, "seed": 0, "budget": 20, "params": {"n_copies": 100}}' \\
         --split results/kos/split.npz --out results/kos/same/K64/seed0
+    same-lda fit --spec ... --tuning results/kos/tuning.json ...   # the tuned configuration
     same-lda score --model results/kos/same/K64/seed0/model.npz --split results/kos/split.npz
     same-lda check results/kos/split.npz results/kos/same/K64/seed0
 
@@ -69,6 +70,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                           + " (method: " + ", ".join(METHODS) + ")")
     fit.add_argument("--split", required=True, help="split artifact made by `split`")
     fit.add_argument("--out", required=True, help="output directory (written atomically)")
+    fit.add_argument("--tuning", default=None,
+                     help="tuning.json written by the workflow's tuning rule: the spec's method "
+                          "takes the settings chosen on validation documents (over its params)")
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     sc = sub.add_parser("score", help="score a saved model.npz on a split (JSON on stdout)",
@@ -128,7 +132,8 @@ def _run(args) -> None:
         from .runner import run
 
         spec = _read_spec(args.spec)
-        print(run(spec, args.split, args.out, progress=not args.no_progress))
+        print(run(spec, args.split, args.out, progress=not args.no_progress,
+                  tuning=args.tuning))
     elif args.command == "check":
         from .check import check_artefact
 

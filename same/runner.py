@@ -35,7 +35,7 @@ from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
 from .rundir import RUN_KIND, TRACE_COLUMNS, trace_text, writing_run_dir
 from .spec import RunSpec
-from .split import HeldOutSplit, load_split, train_subset
+from .split import HeldOutSplit, load_split, train_subset, validation_split
 
 __all__ = ["RunSpec", "run", "eval_points", "load_model", "score_model", "TRACE_COLUMNS",
            "ModelIntegrityError", "usable_threads"]
@@ -88,8 +88,13 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
 
 
 def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | os.PathLike,
-        *, dataset: str | None = None, progress: bool = True, points=None) -> Path:
+        *, dataset: str | None = None, progress: bool = True, points=None,
+        tuning: str | os.PathLike | None = None) -> Path:
     """Train one method, score every checkpoint, write trace.csv, model.npz, meta.json.
+
+    ``tuning``: a ``tuning.json`` (:mod:`same.tuning`) tuned on this split; the spec's method
+    then runs with the settings chosen on validation documents over its params (meta.json
+    records the settings used and the file's checksum).
 
     ``points``: the passes (CGS: iterations) to score, default
     :func:`same.methods.eval_points` of the budget (only the budget when ``spec.checkpoints``
@@ -112,6 +117,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         (:func:`same.memory.check_fit_memory`), before anything is allocated.
     FileNotFoundError, same.split.SplitIntegrityError
         Missing or corrupted split artifact.
+    same.tuning.TuningError
+        ``tuning`` unreadable, damaged, tuned on another split or without the spec's method.
     """
     from .rundir import check_out_dir
 
@@ -120,7 +127,14 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     check_out_dir(out_dir, [split_path])  # before hours of training, and again when renaming
     if split_path is not None:
         split = load_split(split, mmap=True)  # a paper-scale split is read from disk
-    split_sha = split.checksum()
+    split_sha, test_fraction = split.checksum(), split.test_fraction
+    if tuning is not None:
+        from .tuning import apply_tuning, load_tuning
+
+        spec = apply_tuning(spec, tuning, split_sha)
+        tuned = {"path": str(tuning), "sha256": load_tuning(tuning)["sha256"]}
+    if spec.validation_fraction is not None:  # test documents are never read from here on
+        split = validation_split(split, spec.validation_fraction)
     split = train_subset(split, spec.train_fraction)
     check_fit_memory(spec.method, spec.n_components, split.n_words)  # before anything allocates
     label = spec.label or spec.method
@@ -130,8 +144,9 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     wall0 = time.perf_counter()
     rows, phi, pools = _train_and_score(used, split, label, progress, points)
     trace = trace_text(rows)
-    meta = _meta(spec, used, split, split_path, split_sha, dataset, label, rows, pools, trace,
-                 time.perf_counter() - wall0)
+    meta = _meta(spec, used, split, split_path, (split_sha, test_fraction), dataset, label,
+                 rows, pools, trace, time.perf_counter() - wall0)
+    meta["tuning"] = tuned if tuning is not None else None
     model = {"topic_word": phi.astype(np.float32),
              "doc_topic_prior": np.float64(spec.doc_topic_prior),
              "topic_word_prior": np.float64(spec.topic_word_prior),
@@ -144,19 +159,27 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     return Path(out_dir)
 
 
-def _meta(spec, used, split, split_path, split_sha, dataset, label, rows, pools, trace,
+def _meta(spec, used, split, split_path, parent, dataset, label, rows, pools, trace,
           wall_seconds) -> dict:
-    """meta.json of a run: its settings, split, threads, evaluator, provenance, trace seal."""
+    """meta.json of a run: its settings, split (``parent``: the split file's checksum and test
+    fraction; ``split`` what was trained and scored on), threads, evaluator, provenance,
+    trace seal."""
     from .kernels.cpu import set_threads
 
+    split_sha, test_fraction = parent
     return provenance({
         "artefact": RUN_KIND,
         "dataset": dataset or split.corpus,
         "label": label,
         "settings": asdict(spec),
         "split": {"path": split_path, "sha256": split_sha,
-                  "train_fraction": spec.train_fraction, "corpus": split.corpus,
-                  "seed": split.seed, "test_fraction": split.test_fraction,
+                  "train_fraction": spec.train_fraction,
+                  "validation_fraction": spec.validation_fraction,
+                  "scored_on": "validation documents" if spec.validation_fraction is not None
+                  else "test documents",
+                  "scored_sha256": split.checksum(),
+                  "scored_docs_sha256": _docs_sha256(split.test_docs), "corpus": split.corpus,
+                  "seed": split.seed, "test_fraction": test_fraction,
                   "vocab_sha256": split.vocab_sha256, "n_train_docs": int(split.train.shape[0]),
                   "n_words": int(split.train.shape[1]),
                   "n_train_tokens": int(round(float(split.train.sum()))),
@@ -169,6 +192,12 @@ def _meta(spec, used, split, split_path, split_sha, dataset, label, rows, pools,
         "final": rows[-1] if rows else None,
         "trace_sha256": hashlib.sha256(trace.encode()).hexdigest(),
     })
+
+
+def _docs_sha256(docs) -> str:
+    """SHA-256 of the scored documents' rows in the source corpus (int64): equal for two
+    runs scored on the same documents, different for validation and test documents."""
+    return hashlib.sha256(np.ascontiguousarray(docs, dtype=np.int64).tobytes()).hexdigest()
 
 
 class ModelIntegrityError(ArtefactError):

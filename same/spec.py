@@ -67,6 +67,11 @@ class RunSpec:
         training documents (:func:`same.split.train_subset`; the scale study), 1 = all
     checkpoints : "all" | "final" — score every :func:`same.methods.eval_points` checkpoint,
         or only the budget's (the scale study needs final lls only)
+    validation_fraction : float in (0, 1) or None — None: train on the split's training
+        documents and score its test documents; a fraction: carve that share of the training
+        documents as validation documents (:func:`same.split.validation_split`, seeded by the
+        split's seed), train on the rest and score the validation documents, so that no test
+        document is read (tuning, the sensitivity study)
     """
 
     method: str
@@ -81,6 +86,7 @@ class RunSpec:
     label: str | None = None
     train_fraction: float = 1.0
     checkpoints: str = "all"
+    validation_fraction: float | None = None
 
     def validate(self) -> RunSpec:
         """Check every field and the method's params; returns self.
@@ -106,6 +112,10 @@ class RunSpec:
         f = self.train_fraction
         if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 < f <= 1):
             raise ValueError(f"train_fraction must be in (0, 1], got {f!r}")
+        v = self.validation_fraction
+        if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float))
+                                                          and 0 < v < 1)):
+            raise ValueError(f"validation_fraction must be in (0, 1) or null, got {v!r}")
         if self.checkpoints not in CHECKPOINT_MODES:
             raise ValueError(f"checkpoints must be one of {', '.join(CHECKPOINT_MODES)}, got "
                              f"{self.checkpoints!r}")
@@ -138,7 +148,7 @@ class RunSpec:
         else:
             from baselines.vb import check_vb_params
 
-            check_vb_params(self.params, seed=self.seed)
+            check_vb_params(self.params, seed=self.seed, mode=self.method.split("_")[1])
         return self
 
     def to_json(self) -> str:
