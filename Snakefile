@@ -37,6 +37,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/fit.smk"
+include: "workflow/rules/tuning.smk"
 include: "workflow/rules/report.smk"
 
 

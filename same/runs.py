@@ -17,7 +17,7 @@ __all__ = ["METHODS", "RunSpec", "plan_runs", "SAME_CONFIG_PARAMS", "same_params
            "method_param_names", "m_label", "m_sweep_labels", "schedule_labels",
            "prior_scale_labels", "fig1c_labels", "MAIN_LABELS", "M1_LABEL", "run_dir",
            "sensitivity_runs", "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES",
-           "LABEL_PATTERN"]
+           "LABEL_PATTERN", "SENS_MAIN_LABEL", "validation_fraction"]
 
 #: A run label is a folder name and must match the fit rule's ``label`` wildcard.
 LABEL_PATTERN = r"[a-z0-9_.]+"
@@ -90,13 +90,17 @@ def plan_runs(config: dict) -> dict[str, dict]:
     if fig1c["cgs"] != "cgs":
         runs.add(fig1c["cgs"], run("cgs", c["fig1c_iterations"]), "cgs.fig1c_iterations")
     for row in sensitivity_runs(config):
-        if row["label"] != "same":
+        if row["label"] not in runs:  # the main setting: one run, however many parameters
             runs.add(row["label"],
-                     run("same", s["passes"], same_params(config, **{row["param"]: row["value"]})),
+                     run("same", s["passes"], same_params(config, **{row["param"]: row["value"]}),
+                         validation_fraction=validation_fraction(config)),
                      f"sensitivity.{row['param']}: {row['value']!r}")
     study = study_runs(config)
     for label, entry in study.items():
         runs.add(label, entry, study.origin[label])
+    from .tuning import plan_tuning
+
+    plan_tuning(config, runs)
     return dict(runs)
 
 
@@ -222,12 +226,23 @@ def _value_label(value) -> str:
     return str(value).lower() if isinstance(value, bool) else f"{value:g}"
 
 
+#: The sensitivity study's run at the main setting (on validation documents, so not ``same``).
+SENS_MAIN_LABEL = "sens_main"
+
+
+def validation_fraction(config: dict) -> float:
+    """Share of the training documents carved as validation documents (config
+    ``tuning.validation_fraction``, default 0.1) for tuning and the sensitivity study."""
+    return float((config.get("tuning") or {}).get("validation_fraction", 0.1))
+
+
 def sensitivity_runs(config: dict) -> list[dict]:
     """The sensitivity study (``sensitivity:`` in the config: SameLDA parameter → values), as
-    rows {param, value, label}.  A value equal to the main run's setting (the config's, else
-    the estimator's default; batch_size None counts as the paper's fraction) is the main run, label
-    ``same``; any other is ``sens_<parameter>_<value>``: that one setting changed, everything
-    else as the main run, seed 0.
+    rows {param, value, label}, every run trained and scored on validation documents
+    (:func:`validation_fraction`; never test documents), seed 0.  A value equal to the main
+    run's setting (the config's, else the estimator's default; batch_size None counts as the
+    paper's fraction) is the run :data:`SENS_MAIN_LABEL`; any other is
+    ``sens_<parameter>_<value>``: that one setting changed, everything else as the main run.
 
     Raises
     ------
@@ -252,7 +267,8 @@ def sensitivity_runs(config: dict) -> list[dict]:
             is_main = main[param] == value and isinstance(value, bool) == isinstance(
                 main[param], bool)
             rows.append({"param": param, "value": value,
-                         "label": "same" if is_main else f"sens_{param}_{_value_label(value)}"})
+                         "label": SENS_MAIN_LABEL if is_main
+                         else f"sens_{param}_{_value_label(value)}"})
     return rows
 
 
@@ -313,4 +329,5 @@ def spec_for(config: dict, runs: dict, label: str, seed: int, n_components: int)
                    budget=r["budget"], threads=int(config["threads"]), backend=backend,
                    params=dict(r["params"]), label=label,
                    train_fraction=float(r.get("train_fraction", 1.0)),
-                   checkpoints=r.get("checkpoints", "all"))
+                   checkpoints=r.get("checkpoints", "all"),
+                   validation_fraction=r.get("validation_fraction"))

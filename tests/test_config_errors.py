@@ -108,7 +108,7 @@ def test_sensitivity_batch_size_integer_is_refused(value):
 def test_sensitivity_batch_size_float_one_is_the_whole_corpus():
     rows = sensitivity_runs(config(sensitivity={"batch_size": [1.0, 0.05]}))
     assert [r["label"] for r in rows if r["param"] == "batch_size"] == ["sens_batch_size_1",
-                                                                         "same"]
+                                                                         "sens_main"]
 
 
 def test_same_batch_size_one_is_refused_other_counts_and_fractions_pass():

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from same.runs import (
     MAIN_LABELS,
     SAME_CONFIG_PARAMS,
+    SENS_MAIN_LABEL,
     RunSpec,
     fig1c_labels,
     m_label,
@@ -29,6 +30,7 @@ from same.runs import (
     study_runs,
 )
 from same.sampler import SameLDA
+from same.tuning import tuned_twins, tuning_runs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -119,7 +121,8 @@ def test_the_labels_figures_read_are_the_planned_runs(deltas):
     read = (set(MAIN_LABELS) | set(m_sweep_labels(cfg).values())
             | set(schedule_labels(cfg).values()) | set(prior_scale_labels(cfg).values())
             | set(fig1c_labels(cfg).values()) | {r["label"] for r in sensitivity_runs(cfg)}
-            | set(study_runs(cfg)))
+            | set(study_runs(cfg)) | set(tuning_runs(cfg, lambda m: {}))
+            | set(tuned_twins(cfg).values()))
     assert read == set(plan_runs(cfg))
 
 
@@ -150,8 +153,8 @@ def test_variants_change_one_setting_each():
     assert main["sampler"] == "summed" and m_sweep["sampler"] == "nonzero"
     assert m_label(cfg, cfg["same"]["n_copies"]) == "same_m100"
     for label, run in runs.items():
-        if run["method"] != "same" or label == "same":
-            continue
+        if run["method"] != "same" or label == "same" or run.get("tuned") or "point" in run:
+            continue  # tuned twins and tuning runs: test_tuning.py
         ref = m_sweep if re.fullmatch(r"same_m[0-9.]+", label) else main
         changed = {k for k in set(ref) | set(run["params"])
                    if ref.get(k) != run["params"].get(k)}
@@ -163,15 +166,17 @@ def test_sensitivity_runs_one_change_each_and_main_reused():
     cfg = load_config()
     rows = sensitivity_runs(cfg)
     by = {(r["param"], r["value"]): r["label"] for r in rows}
-    # the main run's own settings (batch 1/20 from batch_size None, power 0.3, θ carried,
-    # corpus order) are the main run, not a copy of it
-    assert by[("batch_size", 0.05)] == by[("learning_power", 0.3)] == "same"
-    assert by[("keep_doc_topic", True)] == by[("shuffle", False)] == "same"
+    # the main setting (batch 1/20 from batch_size None, power 0.3, θ carried, corpus order)
+    # is one run, on validation documents like every run of the study
+    assert by[("batch_size", 0.05)] == by[("learning_power", 0.3)] == SENS_MAIN_LABEL
+    assert by[("keep_doc_topic", True)] == by[("shuffle", False)] == SENS_MAIN_LABEL
     assert by[("keep_doc_topic", False)] == "sens_keep_doc_topic_false"
     assert by[("batch_size", 0.025)] == "sens_batch_size_0.025"
     runs = plan_runs(cfg)
     for (param, value), label in by.items():
         assert runs[label]["params"].get(param, SameLDA().get_params()[param]) in (value, None)
+        assert runs[label]["validation_fraction"] == cfg["tuning"]["validation_fraction"]
+        assert spec_for(cfg, runs, label, 0, 64).validation_fraction == 0.1
 
 
 def test_study_runs_cover_the_grid():

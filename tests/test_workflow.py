@@ -104,10 +104,12 @@ def test_dry_run_paper_profile_and_cluster():
     res = smk("-n", "--forceall", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
     # 2 datasets × (3 seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
-    # + other prior scale + m=1 long + 7 sensitivity variants + 2 K × 2 fractions × 4 methods
-    # of the scale study) fits, 2 splits, 2 × 10 figure/table jobs, scaling, claims, `all`
-    fits = 3 * (6 + 5 + 3) + 1 + 1 + 7 + 2 * 2 * 4
-    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 10 + 1 + 1 + 1
+    # + other prior scale + m=1 long + 8 sensitivity runs (on validation documents) + 2 K × 2
+    # fractions × 4 methods of the scale study + 3 × 6 tuning runs + the tuned twins: 3 main
+    # methods × 3 seeds, 5 m-sweep runs and 3 schedules at the first seed) fits, 2 splits,
+    # 2 × 11 figure/table jobs (tuning's included), scaling, claims, `all`
+    fits = 3 * (6 + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4 + 3 * 6 + 3 * 3 + 5 + 3
+    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 11 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
@@ -171,9 +173,11 @@ def test_scale_study_planned_for_every_corpus():
     assert res.returncode == 0, res.stderr
     for d in ("kos", "nips"):
         for out in (f"figures/{d}/scale_study.png", f"results/{d}/scale_study.csv",
-                    f"figures/{d}/sensitivity.png", f"results/{d}/study_cgs_f0.25/K128/seed0",
+                    f"figures/{d}/sensitivity.png", f"results/{d}/study_cgs_f0.25/K64/seed0",
                     f"results/{d}/study_vb_batch_f1/K8/seed0", f"results/{d}/same_m100/K64/seed2",
-                    f"results/{d}/sens_keep_doc_topic_false/K64/seed0"):
+                    f"results/{d}/sens_keep_doc_topic_false/K64/seed0",
+                    f"results/{d}/tune_vb_online_decay0.7_offset10/K64/seed0",
+                    f"results/{d}/sklearn_online_tuned/K64/seed2", f"results/{d}/tuning.json"):
             assert out in res.stdout, out
 
 
@@ -193,7 +197,10 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
                  "sensitivity", "scale_study"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
-    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == 1 + 2 * 2
+    # a row per (K, training fraction) and held-out metric
+    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == 1 + 2 * 2 * 2
+    tuning = (work / "results/kos/tuning.md").read_text()
+    assert tuning.count("**chosen**") == 3 and "No test document enters tuning" in tuning
     assert "## Across scales" in (work / "results/claims.md").read_text()
     for table in ("table1", "table2", "time_to_quality", "scale_study"):
         assert (work / f"results/kos/{table}.csv").is_file()
@@ -278,7 +285,7 @@ def test_tiny_synthetic_end_to_end(tmp_path):
         "datasets: [toy]\n"
         "synthetic: {toy: {like: kos, fraction: 0.1, n_topics: 4, seed: 1}}\n"
         "report_dir: results/toy\ncaption_note: tiny test\nn_components: 4\nseeds: [0]\n"
-        "sensitivity: null\nscale_study: null\n")
+        "sensitivity: null\nscale_study: null\ntuning: null\n")
     res = smk("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"),
               str(tmp_path / "toy.yaml"), "--directory", str(work), "--snakefile",
               str(REPO / "Snakefile"))

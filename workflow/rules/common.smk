@@ -12,6 +12,7 @@ from same.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_la
                        schedule_labels, sensitivity_runs, spec_for, study_runs)
 from same.sampler import SameLDA
 from same.scale_data import describe
+from same.tuning import tuned_twins
 
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
 DATA_DIR_ARG = f"--data-dir {Path(config['data_dir']).resolve()}" if config.get("data_dir") else ""
@@ -25,6 +26,7 @@ SYNTHETIC = config.get("synthetic") or {}
 REPORT_DIR = config.get("report_dir") or "results"
 
 K = config["n_components"]
+TUNING = config.get("tuning") or {}
 SEEDS = config["seeds"]
 SEED0 = SEEDS[:1]
 # Each rule takes, as a parameter, the fingerprint of the code it runs (same.provenance.
@@ -48,11 +50,19 @@ FIT_CODE = code(*PACKAGE_PATTERNS, exclude=("same/scaling.py", "same/cli.py",
 FIGURE_FORMATS = ["png", "pdf"]
 
 
+def with_twins(labels):
+    """``labels`` and, after them, their tuned twins (same.tuning.tuned_twins) the config plans."""
+    twins = tuned_twins(config)
+    return list(labels) + [twins[lab] for lab in labels if lab in twins]
+
+
 def fig1c_legend():
-    """Label → legend name of fig1c's runs (same.runs.fig1c_labels)."""
+    """Label → legend name of fig1c's runs (same.runs.fig1c_labels; SAME's tuned twin last)."""
     runs = fig1c_labels(config)
-    return {runs["same"]: f"SAME m={config['same']['n_copies']:g}", runs["m1"]: "SAME m=1",
-            runs["cgs"]: "CGS (tomotopy)"}
+    m = f"SAME m={config['same']['n_copies']:g}"
+    legend = {runs["same"]: m, runs["m1"]: "SAME m=1", runs["cgs"]: "CGS (tomotopy)"}
+    twin = tuned_twins(config).get(runs["same"])
+    return legend | ({twin: f"{m}, tuned"} if twin else {})
 
 
 def recovery_tables():
@@ -83,6 +93,16 @@ def traces(dataset, labels, seeds=None):
             for k in RUNS[lab].get("n_components", [K])]
 
 
+def tuning_choices():
+    """Dataset → its tuning.json (rule tuning), when the config tunes (the claims read them)."""
+    return {d: f"results/{d}/tuning.json" for d in config["datasets"]} if tuning_labels() else {}
+
+
+def tuning_labels():
+    """The tuning runs (same.tuning.tuning_runs: on validation documents), in grid order."""
+    return [lab for lab, r in RUNS.items() if "point" in r]
+
+
 def study_labels():
     return list(study_runs(config))
 
@@ -109,6 +129,8 @@ def all_outputs():
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}",
                       table=["table1", "table2", "time_to_quality"], ext=["csv", "md"])
+        if tuning_labels():
+            out += expand(f"results/{d}/tuning.{{ext}}", ext=["csv", "md", "json"])
         if sensitivity_runs(config):
             out += expand(f"figures/{d}/sensitivity.{{ext}}", ext=FIGURE_FORMATS)
             out.append(f"results/{d}/sensitivity.csv")
@@ -119,6 +141,14 @@ def all_outputs():
     out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
     out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
     return out
+
+
+def fit_inputs(wildcards):
+    """The fit rule's inputs: the split and, for a tuned run, its dataset's tuning choice."""
+    inputs = {"split": f"results/{wildcards.dataset}/split.npz"}
+    if RUNS[wildcards.label].get("tuned"):
+        inputs["tuning"] = f"results/{wildcards.dataset}/tuning.json"
+    return inputs
 
 
 def fit_spec(wildcards):
@@ -148,7 +178,8 @@ def setting(dataset, study=False, m_sweep=False):
         st = config["scale_study"]
         ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
         who = (f"seed {SEEDS[0]}, final ll only, CGS "
-               f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations")
+               f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations"
+               + (f" ({st['note']})" if st.get("note") else ""))
     else:
         ks, who = f"K={K}", f"seeds {SEEDS}"
     names = [dataset] if isinstance(dataset, str) else list(dataset)
@@ -159,7 +190,9 @@ def setting(dataset, study=False, m_sweep=False):
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
             f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
             f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
-            f"backend {config['backend']}; held-out ll by document completion"
+            f"backend {config['backend']}; held-out ll by document completion unless a panel "
+            "or column names the paper's metric"
+            + (f"; {TUNING['note']}" if TUNING.get("note") and not study else "")
             + (f"; {config['caption_note']}" if config.get("caption_note") else ""))
 
 
@@ -180,8 +213,10 @@ REPORT_GROUPS = {
     "fig2a_m": ("C7 · held-out ll vs m", "Fig. 2a · ll vs passes for each m"),
     "fig2b_anneal": ("C8 · annealing schedules of m", "Fig. 2b · ll vs passes per schedule"),
     "scale_study": ("Scale study · which method wins at which scale", "scale study"),
-    "prior_scale": ("Settings · prior scale and sensitivity", "prior scale"),
-    "sensitivity": ("Settings · prior scale and sensitivity", "sensitivity"),
+    "tuning": ("Settings · tuning, prior scale and sensitivity",
+               "tuning on validation documents"),
+    "prior_scale": ("Settings · tuning, prior scale and sensitivity", "prior scale"),
+    "sensitivity": ("Settings · tuning, prior scale and sensitivity", "sensitivity"),
     "topic_recovery": ("Topic recovery · synthetic data", "topic recovery"),
 }
 CAPTION = "../report/caption.rst"

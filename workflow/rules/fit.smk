@@ -1,12 +1,13 @@
 # One training run of one method (label) and seed, through the shared runner; the run's
 # spec (JSON) comes from the table of runs (same.runs.plan_runs), validated at parse time,
-# and its folder from same.runs.run_dir. params.code: the fingerprint of the code a fit runs,
+# and its folder from same.runs.run_dir. A tuned run (same.runs.tuned_twins) also reads its
+# dataset's tuning.json (rule tuning), whose choice it applies over the spec's params. params.code: the fingerprint of the code a fit runs,
 # so that a code change reruns the fits and a docstring or comment edit does not.
 
 
 rule fit:
     input:
-        split=rules.split.output.split,
+        unpack(fit_inputs),
     output:
         trace=f"{RUN_DIR}/trace.csv",
         model=f"{RUN_DIR}/model.npz",
@@ -15,6 +16,7 @@ rule fit:
         spec=fit_spec,
         out=lambda wc, output: str(Path(output.trace).parent),
         code=FIT_CODE,
+        tuning=lambda wc, input: f"--tuning {input.tuning}" if "tuning" in input.keys() else "",
     threads: config["threads"]
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,
@@ -26,4 +28,4 @@ rule fit:
         CONDA_ENV
     shell:
         "python -m same fit --spec {params.spec:q} --split {input.split} "
-        "--out {params.out} --no-progress > {log} 2>&1"
+        "--out {params.out} {params.tuning} --no-progress > {log} 2>&1"

@@ -23,7 +23,7 @@ localrules:
 
 rule fig1_passes:
     input:
-        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
+        traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
     output:
         figure_files("fig1_passes"),
     params:
@@ -43,7 +43,7 @@ rule fig1_passes:
 
 rule fig1c_samples:
     input:
-        traces=lambda wc: traces(wc.dataset, list(fig1c_labels(config).values()), SEED0),
+        traces=lambda wc: traces(wc.dataset, list(fig1c_legend()), SEED0),
     output:
         figure_files("fig1c_samples"),
     params:
@@ -123,7 +123,7 @@ rule prior_scale:
 
 rule table1:
     input:
-        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
+        traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
     output:
         **table_files("table1"),
     params:
@@ -142,7 +142,7 @@ rule table1:
 
 rule time_to_quality:
     input:
-        traces=lambda wc: traces(wc.dataset, MAIN_LABELS),
+        traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
     output:
         **table_files("time_to_quality"),
     params:
@@ -279,6 +279,7 @@ rule claims:
         traces=[t for d in config["datasets"] for t in traces(d, list(RUNS))],
         scaling=rules.scaling.output[0],
         recovery=list(recovery_tables().values()),
+        tuning=list(tuning_choices().values()),
     output:
         md=for_report("claims", f"{REPORT_DIR}/claims.md", "../report/claims.rst"),
         overview=[for_report("verdict_overview", f"{REPORT_DIR}/verdict_overview.{ext}")
@@ -291,6 +292,7 @@ rule claims:
         fig1c=fig1c_labels(config),
         prior_scale_runs=lambda wc: prior_scale_runs(),
         recovery=recovery_tables(),
+        tuning=tuning_choices(),
         setting=lambda wc: setting(config["datasets"]),
         caption=lambda wc: figure_caption("verdict_overview", setting(config["datasets"])),
     log:

@@ -10,6 +10,13 @@ from same import report  # noqa: E402
 
 smk = snakemake  # noqa: F821
 rule = smk.rule
+if rule == "tuning":  # reads the runs' meta.json (scored on validation documents only)
+    from same.tuning import tuning_rows, write_tuning
+
+    write_tuning(tuning_rows(smk.input.traces), dict(smk.params.points), smk.output.csv,
+                 smk.output.md, smk.output.choice, smk.params.caption)
+    print(f"wrote {list(smk.output)}")
+    sys.exit(0)
 df = report.load_traces(smk.input.traces)
 caption = smk.params.get("setting", "")
 
@@ -45,6 +52,7 @@ elif rule == "topic_recovery":
                                 caption, smk.input.split, smk.params.doc_topic_prior)
 elif rule == "claims":
     per = {}
+    df = report.test_traces(df)  # tuning and sensitivity runs are scored on validation documents
     study = df["label"].str.startswith("study_")
     for name in smk.params.datasets:
         per[name] = {"df": df[(df["dataset"] == name) & ~study],
@@ -53,7 +61,8 @@ elif rule == "claims":
                      "schedule_runs": dict(smk.params.schedule_runs),
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs),
-                     "recovery": dict(smk.params.recovery).get(name)}
+                     "recovery": dict(smk.params.recovery).get(name),
+                     "tuning": dict(smk.params.tuning).get(name)}
     verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
     from same.report.figures import fig_verdict_overview
 

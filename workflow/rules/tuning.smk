@@ -1,0 +1,28 @@
+# Each method's own step sizes, chosen on validation documents (same.tuning): the tuning runs
+# (fit rule, labels tune_*) train on the training documents less the validation documents and
+# are scored on those; this rule reads their traces (refusing any scored on test documents)
+# and writes every configuration's validation ll and the choice per method. The tuned runs of
+# the main comparison, the m sweep and the schedules read tuning.json (fit.smk).
+
+localrules:
+    tuning,
+
+
+rule tuning:
+    input:
+        traces=lambda wc: traces(wc.dataset, tuning_labels()),
+    output:
+        choice="results/{dataset}/tuning.json",
+        **table_files("tuning"),
+    params:
+        code=code("same/tuning.py", "same/rundir.py", "workflow/scripts/report.py"),
+        points=lambda wc: {lab: RUNS[lab]["point"] for lab in tuning_labels()},
+        caption=caption_param("tuning"),
+    log:
+        "results/logs/report/{dataset}/tuning.log",
+    benchmark:
+        "results/snakemake_benchmarks/report/{dataset}/tuning.tsv"
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/report.py"
