@@ -73,8 +73,8 @@ def test_c1_reproduced_when_same_beats_vb_at_every_seed(tmp_path):
     text = (tmp_path / "c.md").read_text()
     assert text == report.render_claims(verdicts, "s")
     assert "### C1 — SAME reaches a higher held-out ll than online and batch VB within 20 " \
-           "passes — under document completion, VB: gensim: **reproduced**" in text
-    assert "| C1 | toy, VB: gensim | reproduced | — |" in text
+           "passes — under document completion, as published, VB: gensim: **reproduced**" in text
+    assert "| C1 | toy, VB: gensim | reproduced | — | — | — | yes (judged once) |" in text
 
 
 def test_c1_not_reproduced_when_vb_is_better(tmp_path):
@@ -394,11 +394,13 @@ def test_ll_claims_are_judged_under_both_metrics_and_disagreements_explained(tmp
     assert ("C6", None) in per and ("C6", "ll") not in per
     assert per[("C1", "ll")] is REPRODUCED and per[("C1", "ll_bidmach")] is NOT_REPRODUCED
     text = (tmp_path / "c.md").read_text()
-    assert ("- C1 on toy (VB: gensim): reproduced under document completion; not reproduced under the "
-            "paper's metric (BIDMach-style ll)") in text
+    assert ("- C1 (toy, VB: gensim, as published): reproduced under document completion; not "
+            "reproduced under the paper's metric (BIDMach-style ll)") in text
     assert f"Why they can differ: {METRIC_REASON}." in text
-    assert "| C1 | toy, VB: gensim | reproduced | not reproduced |" in text
-    assert "| C6 | toy | not testable here | — (about time only) |" in text
+    assert ("| C1 | toy, VB: gensim | reproduced | — | not reproduced | — | some (1 of 2) |"
+            in text)
+    assert ("| C6 | toy | not testable here | — | — (about time only) | — | not testable here |"
+            in text)
 
 
 def test_claims_comparing_same_with_vb_are_judged_against_each_implementation(tmp_path):
@@ -420,8 +422,70 @@ def test_claims_comparing_same_with_vb_are_judged_against_each_implementation(tm
     assert {v.vb for v in verdicts if v.claim in ("C3", "C5", "C6", "C7")} == {None}
     lines = report.vb_comparison(df)
     assert lines[0].startswith("VB batch:") and "they agree within the seed noise" in lines[0]
-    assert lines[1].startswith("VB online:") and "not at equal settings: gensim κ = 0.5" in lines[1]
+    assert lines[1].startswith("VB online, as published:")
+    assert "not at equal settings: gensim κ = 0.5" in lines[1]
     apart = df.assign(ll=df["ll"] + 0.01 * (df["label"] == "sklearn_batch"))
     assert "they DISAGREE by more than the seed noise" in report.vb_comparison(apart)[0]
     text = (tmp_path / "c.md").read_text()
     assert "| C1 | toy, VB: scikit-learn | partly |" in text and f"- {lines[0]}" in text
+
+
+def test_every_claim_is_judged_as_published_and_tuned(tmp_path):
+    """Issue 30 item 2: with tuned twins (label ``<label>_tuned``) in the traces, every claim
+    C1–C8 has a verdict per configuration (the ll claims also per metric); the twins replace
+    their published runs, VB batch and CGS serve both; claims.md gives the four cells and under
+    how many the claim holds, and says where the configuration moved an outcome."""
+    from same.report.traces import configuration_frame, configurations
+
+    df = frame(-7.55, -7.60)  # as published SAME beats both VB
+    twins = []
+    for label, shift in (("same", 0.0), ("vb_online", 0.2)):  # tuned VB online beats SAME
+        d = df[df["label"] == label].copy()
+        d["label"], d["ll"] = f"{label}_tuned", d["ll"] + shift
+        twins.append(d)
+    df = pd.concat([df, *twins], ignore_index=True)
+    df["ll_bidmach"] = df["ll"]
+    assert configurations(df) == ["published", "tuned"]
+    tuned = configuration_frame(df, "tuned")
+    assert not tuned["label"].str.endswith("_tuned").any()
+    assert tuned[tuned["label"] == "vb_online"]["ll"].max() == pytest.approx(
+        df[df["label"] == "vb_online_tuned"]["ll"].max())
+    assert tuned[tuned["label"] == "vb_batch"].equals(df[df["label"] == "vb_batch"])
+    assert configuration_frame(df, "published").equals(df[~df["label"].str.endswith("_tuned")])
+    with pytest.raises(ValueError, match="unknown configuration 'best'"):
+        configuration_frame(df, "best")
+
+    verdicts = report.claims({"toy": {"df": df, **INFO}}, tmp_path / "c.md", "s")
+    per = {(v.claim, v.metric, v.configuration): v.outcome for v in verdicts if v.dataset}
+    for claim in ("C1", "C2", "C3", "C4", "C5", "C7", "C8"):
+        assert {(m, c) for (k, m, c) in per if k == claim} == {
+            (m, c) for m in ("ll", "ll_bidmach") for c in ("published", "tuned")}
+    assert {c for (k, m, c) in per if k == "C6"} == {"published", "tuned"}
+    assert per[("C1", "ll", "published")] is REPRODUCED
+    assert per[("C1", "ll", "tuned")] is PARTLY  # SAME's mean beats VB batch only
+    text = (tmp_path / "c.md").read_text()
+    assert ("| C1 | toy, VB: gensim | reproduced | partly | reproduced | partly | some (2 of 4); "
+            "partly under 2 |") in text
+    assert "- C1 (toy, VB: gensim, under document completion): reproduced as published; " \
+           "partly tuned" in text
+    assert ("### C1 — SAME reaches a higher held-out ll than online and batch VB within 20 passes"
+            " — under document completion, tuned, VB: gensim: **partly**") in text
+
+
+def test_online_vb_of_both_libraries_compared_at_their_tuned_settings():
+    df = frame(-7.55, -7.60)
+    extra = []
+    for gensim, sklearn in (("vb_online", "sklearn_online"), ("vb_batch", "sklearn_batch"),
+                            ("vb_online", "vb_online_tuned"), ("vb_online", "sklearn_online_tuned")):
+        d = df[df["label"] == gensim].copy()
+        d["label"] = sklearn
+        extra.append(d)
+    df = pd.concat([df, *extra], ignore_index=True)
+    equal = {"vb_online": {"decay": 0.7, "offset": 10},
+             "sklearn_online": {"learning_decay": 0.7, "learning_offset": 10}}
+    lines = report.vb_comparison(df, equal)
+    assert lines[2].startswith("VB online, tuned:")
+    assert lines[2].endswith("they agree within the seed noise (both at κ = 0.7, τ0 = 10)")
+    apart = {**equal, "sklearn_online": {"learning_decay": 0.9, "learning_offset": 10}}
+    assert "not at equal settings: gensim κ = 0.7, τ0 = 10; scikit-learn κ = 0.9, τ0 = 10" in \
+        report.vb_comparison(df, apart)[2]

@@ -25,7 +25,8 @@ from same.report.verdicts import Outcome, Verdict
 REPO = Path(__file__).resolve().parents[1]
 #: The figures, tables and claims: run where Snakemake runs, never as cluster jobs.
 REPORT_RULES = {"fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
-                "table1", "time_to_quality", "sensitivity", "scale_study", "table2", "claims"}
+                "table1", "time_to_quality", "sensitivity", "scale_study", "table2", "claims",
+                "tuning"}
 
 # Prints, as one JSON line, the workflow as Snakemake parses it: its localrules, and per rule
 # the output patterns marked with report() and the path of each one's caption file.
@@ -86,7 +87,7 @@ def check_snakemake_report(smk, args, env, work: Path, snakefile, configfiles, d
     made += ["results/claims.md", "results/verdict_overview.png", "results/verdict_overview.pdf"]
     assert set(made) <= set(declared), sorted(set(made) - set(declared))
     # 7 figures (PNG, PDF), 4 tables (CSV, Markdown) and sensitivity.csv, claims.md, overview
-    assert len(declared) == 2 * 7 + 2 * 4 + 1 + 1 + 2, sorted(declared)
+    assert len(declared) == 2 * 7 + 2 * 5 + 1 + 1 + 2, sorted(declared)
     # the settings this run wrote: each table's notes and claims.md's Setting line
     settings = {ln[2:] for p in (work / "results").glob("*/*.md")
                 for ln in p.read_text().splitlines() if ln.startswith("- ")}
@@ -178,7 +179,8 @@ def test_every_outcome_has_a_colour_and_the_overview_is_drawn(tmp_path):
     fig_verdict_overview(vs, outs, "kos + nips, K=64", {"kos": {"tokens_per_parameter": 0.1}})
     assert all(p.stat().st_size > 1000 for p in outs)
     assert figure_caption("verdict_overview", "S").startswith("S; rows: the paper's claims")
-    assert figure_caption("fig1_passes", "S") == "S"
+    assert figure_caption("fig2a_m", "S") == "S"
+    assert figure_caption("fig1_passes", "S").startswith("S; rows: as published")
 
 
 def test_report_rules_are_local_and_declared():
@@ -195,8 +197,9 @@ def test_report_rules_are_local_and_declared():
 
 def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_path):
     """Issue 31: ``snakemake --report`` of the committed KOS outputs (the default profile)
-    holds every output its rules mark with report(): 7 figures (PNG, PDF), 4 tables (CSV,
-    Markdown), sensitivity.csv, claims.md and the verdict overview (PNG, PDF)."""
+    holds every output its rules mark with report(): 7 figures (PNG, PDF), 5 tables (CSV,
+    Markdown; tuning's among them), sensitivity.csv, claims.md and the verdict overview (PNG,
+    PDF)."""
     from test_workflow import smk
 
     html = tmp_path / "kos_report.html"
@@ -207,5 +210,5 @@ def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_pa
     declared = {pattern.format(dataset="kos") for outs in facts["report"].values()
                 for pattern in outs if "topic_recovery" not in pattern}
     assert set(results) == declared, sorted(set(results) ^ declared)
-    assert len(declared) == 2 * 7 + 2 * 4 + 1 + 1 + 2, sorted(declared)
+    assert len(declared) == 2 * 7 + 2 * 5 + 1 + 1 + 2, sorted(declared)
     assert all((REPO / path).is_file() for path in declared)

@@ -113,18 +113,18 @@ def test_claims_summarise_across_scales(tmp_path):
 def test_sensitivity_figure_and_table(tmp_path):
     from test_report import run_rows
 
-    rows = run_rows("same", "same", 0, 5, -7.5, 1.0)
+    rows = run_rows("sens_main", "same", 0, 5, -7.5, 1.0)
     rows += run_rows("sens_batch_size_0.1", "same", 0, 5, -7.6, 1.0)
     rows += run_rows("sens_shuffle_true", "same", 0, 5, -7.45, 1.0)
     df = pd.DataFrame(rows)
-    runs = {"batch_size": {"0.05": "same", "0.1": "sens_batch_size_0.1"},
-            "shuffle": {"False": "same", "True": "sens_shuffle_true"}}
+    runs = {"batch_size": {"0.05": "sens_main", "0.1": "sens_batch_size_0.1"},
+            "shuffle": {"False": "sens_main", "True": "sens_shuffle_true"}}
     figs = [tmp_path / "x.png", tmp_path / "x.pdf"]
     out = report.fig_sensitivity(df, figs, tmp_path / "x.csv", "setting", runs)
     assert all(p.stat().st_size > 1000 for p in figs)
     got = {(r["parameter"], r["value"]): r["final_minus_main"] for r in out}
     final = {lab: df[df["label"] == lab]["ll"].iloc[-1] for lab in df["label"].unique()}
     assert got[("batch_size", "0.1")] == pytest.approx(final["sens_batch_size_0.1"]
-                                                       - final["same"])
+                                                       - final["sens_main"])
     assert got[("shuffle", "False")] == 0.0
     assert np.array_equal(pd.read_csv(tmp_path / "x.csv")["main"], [True, False, True, False])

@@ -34,7 +34,7 @@ from .tables import (
            topic_recovery_rows,
            topic_recovery_table,
 )
-from .traces import load_traces, scale_of
+from .traces import configuration_frame, configurations, load_traces, scale_of, test_traces
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
@@ -42,4 +42,4 @@ __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "scale_study",
            "study_rows", "study_findings", "crossover", "topic_recovery_rows",
-           "topic_recovery_table"]
+           "topic_recovery_table", "test_traces", "configurations", "configuration_frame"]

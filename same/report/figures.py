@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from .paper import METHOD_NAMES
-from .traces import first_seed
+from .traces import configuration_frame, configurations, first_seed, test_traces
 from .verdicts import METRICS, METRICS_SHORT
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_variants", "fig_schedules",
@@ -21,8 +21,15 @@ COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "
 
 #: What a figure's caption adds to the workflow's setting (the rest of the figures: nothing).
 CAPTION_NOTES = {
-    "sensitivity": "; seed 0; the main run is drawn thick. Sensitivity only: the main "
-                   "comparison's settings were not chosen from these runs.",
+    "sensitivity": "; seed 0; scored on validation documents (a share of the training "
+                   "documents, never test documents), trained on the rest; the main setting is "
+                   "drawn thick. Sensitivity only: settings are chosen by the tuning grid "
+                   "(tuning.md).",
+    "fig1_passes": "; rows: as published (the paper's / each library's defaults) and tuned "
+                   "(each method's step sizes chosen on validation documents, tuning.md; VB "
+                   "batch and CGS have none: the same runs)",
+    "tuning": "; every configuration trained without the validation documents and scored on "
+              "them, seed 0, final ll",
     "verdict_overview": "; rows: the paper's claims, columns: each dataset at its training "
                         "tokens per φ parameter (claims judged across datasets last); * a "
                         "qualified verdict (claims.md says how).",
@@ -66,13 +73,15 @@ def _dataset_title(df, caption: str) -> str:
 
 
 def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
-          log_x: bool = False, hline=None, metrics=("ll",)) -> None:
+          log_x: bool = False, hline=None, metrics=("ll",), rows=None) -> None:
     """One figure: ll (mean over seeds with a min–max band) of each series against ``x``, a
     panel per held-out metric of ``metrics`` (trace columns, :data:`~.verdicts.METRICS`),
-    side by side with the same x axis.
+    side by side with the same x axis; ``rows`` stacks such rows of panels.
 
     series : iterable of (DataFrame rows of one run label, legend name, color)
     hline : optional (legend name, color, {metric: ll}) reference line
+    rows : optional list of (row name, series, hline), one row of panels each (e.g. the
+        configurations as published and tuned), all panels of a column sharing the y axis
     """
     import matplotlib
 
@@ -80,33 +89,40 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
+    rows = rows or [("", series, hline)]
     metrics = [m for m in metrics if m in df.columns]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(6.4 * len(metrics), 4.4), squeeze=False)
-    fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
-    for ax, metric in zip(axes[0], metrics):
-        for d, name, color in series:
-            if not d.empty:
-                _band(ax, d, x, name, color, y=metric)
-        if hline is not None:
-            ax.axhline(hline[2][metric], color=hline[1], ls=":", lw=1, label=hline[0])
-        if log_x:
-            ax.set_xscale("log")
-        else:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("held-out log-likelihood (nats/token)")
-        heading = f"{_dataset_title(df, caption)}: {title}"
-        ax.set_title(heading if len(metrics) == 1 else METRICS[metric])
-        if len(metrics) > 1:
-            fig.suptitle(heading)
-        ax.grid(alpha=0.3, which="both" if log_x else "major")
-        ax.legend(fontsize=8)
+    fig, axes = plt.subplots(len(rows), len(metrics), figsize=(6.4 * len(metrics),
+                                                               4.4 * len(rows)),
+                             squeeze=False, sharey="col" if len(rows) > 1 else False)
+    fig.text(0.01, -0.02 / len(rows), caption, ha="left", va="top", fontsize=7, wrap=True)
+    heading = f"{_dataset_title(df, caption)}: {title}"
+    for (row_name, row_series, row_hline), ax_row in zip(rows, axes):
+        for ax, metric in zip(ax_row, metrics):
+            for d, name, color in row_series:
+                if not d.empty:
+                    _band(ax, d, x, name, color, y=metric)
+            if row_hline is not None:
+                ax.axhline(row_hline[2][metric], color=row_hline[1], ls=":", lw=1,
+                           label=row_hline[0])
+            if log_x:
+                ax.set_xscale("log")
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("held-out log-likelihood (nats/token)")
+            panel = heading if len(metrics) == 1 and len(rows) == 1 else METRICS[metric]
+            ax.set_title(f"{row_name}: {panel}" if row_name else panel, fontsize=10)
+            ax.grid(alpha=0.3, which="both" if log_x else "major")
+            ax.legend(fontsize=7 if len(rows) > 1 else 8)
+    if len(metrics) > 1 or len(rows) > 1:
+        fig.suptitle(heading)
+    fig.tight_layout()
     _save(fig, outputs)
     plt.close(fig)
 
 
-def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
-    """fig1a/1b: held-out ll vs passes for SAME, VB online, VB batch and CGS."""
+def _main_series(df, max_passes: int):
+    """fig1's series and CGS reference line of one configuration's traces."""
     series = [(df[(df["label"] == label) & (df["pass"] <= max_passes)], METHOD_NAMES[label],
                COLORS[label]) for label in METHOD_NAMES]
     ref = df[df["label"] == "cgs"]
@@ -115,15 +131,29 @@ def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
         last = ref[ref["pass"] == ref["pass"].max()]
         hline = (f"CGS after {int(ref['pass'].max())} iterations", COLORS["cgs"],
                  {m: last[m].mean() for m in METRICS if m in last.columns})
-    _plot(df, outputs, caption, series, x="pass", hline=hline, metrics=tuple(METRICS),
+    return series, hline
+
+
+def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
+    """fig1a/1b: held-out ll vs passes for SAME, VB online and batch (gensim, scikit-learn) and
+    CGS: a column per held-out metric, a row per configuration the traces hold (as published;
+    tuned, each method's step sizes chosen on validation documents)."""
+    from ..tuning import CONFIGURATIONS
+
+    df = test_traces(df)
+    rows = [(CONFIGURATIONS[c], *_main_series(configuration_frame(df, c), max_passes))
+            for c in configurations(df)]
+    _plot(df, outputs, figure_caption("fig1_passes", caption), None, x="pass",
+          metrics=tuple(METRICS), rows=rows,
           xlabel="passes over the training documents (CGS: iterations)",
           title="convergence per pass")
 
 
 def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
-    """fig1c: held-out ll vs samples per word (log scale): SAME m=100, SAME m=1, CGS."""
+    """fig1c: held-out ll vs samples per word (log scale): SAME m=100, SAME m=1, CGS, and SAME
+    m=100 tuned when ``labels`` (label → legend name) has it."""
     series = []
-    for (label, name), color in zip(labels.items(), ("C0", "C4", "C3")):
+    for (label, name), color in zip(labels.items(), ("C0", "C4", "C3", "C8")):
         d = df[df["label"] == label].copy()
         if not d.empty and d["method"].iloc[0] == "cgs":
             d["samples_per_word"] = d["iteration"]
@@ -168,8 +198,10 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     """SAME's sensitivity at the main setting: one panel per parameter, ll vs passes for each
     value (first seed), and a CSV of final and first-pass ll per (parameter, value).
 
-    runs : {parameter: {value (text): run label}}; label ``same`` is the main run.
-    Returns the CSV rows.  Reported as sensitivity, never used to choose the main settings.
+    runs : {parameter: {value (text): run label}}; label :data:`same.runs.SENS_MAIN_LABEL` is
+    the main setting.  Every run is trained and scored on validation documents (no test
+    document).  Returns the CSV rows.  Reported as sensitivity, never used to choose settings
+    (tuning does that: :mod:`same.tuning`).
     """
     import matplotlib
 
@@ -177,10 +209,11 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
+    from ..runs import SENS_MAIN_LABEL
     from .tables import write_csv
     from .traces import final_ll
 
-    main = first_seed(df[df["label"] == "same"])
+    main = first_seed(df[df["label"] == SENS_MAIN_LABEL])
     main_final = final_ll(main) if not main.empty else None
     n = len(runs)
     cols = 2 if n > 1 else 1
@@ -195,7 +228,7 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
             d = first_seed(df[df["label"] == label]).sort_values("pass")
             if d.empty:
                 continue
-            is_main = label == "same"
+            is_main = label == SENS_MAIN_LABEL
             ax.plot(d["pass"], d["ll"], "-o", ms=2, lw=2.4 if is_main else 1.2, color=f"C{i}",
                     label=f"{value}" + (" (main)" if is_main else ""))
             fin = float(d["ll"].iloc[-1])
@@ -208,10 +241,11 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     for ax in axes[:, 0]:
-        ax.set_ylabel("held-out ll (nats/token)")
+        ax.set_ylabel("validation ll (nats/token)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"{_dataset_title(df, caption)}: SAME sensitivity at the main setting",
+    fig.suptitle(f"{_dataset_title(df, caption)}: SAME sensitivity at the main setting, "
+                 "on validation documents",
                  fontsize=10)
     fig.tight_layout()
     _save(fig, outputs)
@@ -240,9 +274,19 @@ def verdict_column(v, scales: dict | None = None) -> str:
     for axis in COLUMN_AXES:
         value = getattr(v, axis, None)
         if value:
-            parts.append(METRICS_SHORT[value] if axis == "metric" and value in METRICS_SHORT
-                         else f"{axis}: {value}")
+            parts.append(_axis_value(axis, value))
     return "\n".join(textwrap.fill(part, 20, break_on_hyphens=False) for part in parts)
+
+
+def _axis_value(axis: str, value: str) -> str:
+    """A column axis' value as the overview names it (metrics and configurations by name)."""
+    from ..tuning import CONFIGURATIONS
+
+    if axis == "metric" and value in METRICS_SHORT:
+        return METRICS_SHORT[value]
+    if axis == "configuration" and value in CONFIGURATIONS:
+        return CONFIGURATIONS[value]
+    return f"{axis}: {value}"
 
 
 def _claim_order(claim: str):

@@ -6,18 +6,33 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..tuning import CONFIGURATIONS
 from .claims import CLAIM_FUNCTIONS
 from .measures import mean_range, noise, ref_sd
-from .traces import final_lls
+from .traces import configuration_frame, configurations, final_lls, test_traces
 from .verdicts import LL_CLAIMS, METRICS, VB_CLAIMS, VB_IMPLEMENTATIONS, Verdict
 
 __all__ = ["judge_dataset", "vb_comparison"]
 
 
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
-    """Verdicts C1–C8 for one dataset: the ll claims (:data:`LL_CLAIMS`) once per held-out
-    metric of :data:`METRICS` the traces hold (the claim functions read column ``ll``, so the
-    other metric is judged on a copy whose ``ll`` is that metric), the timing claims once."""
+    """Verdicts C1–C8 for one dataset, in each configuration the traces hold (as published,
+    and tuned: :func:`~same.report.traces.configuration_frame`; runs scored on validation
+    documents are never read): the ll claims (:data:`LL_CLAIMS`) once per held-out metric of
+    :data:`METRICS` (the claim functions read column ``ll``, so the other metric is judged on
+    a copy whose ``ll`` is that metric), the timing claims once per configuration."""
+    out = []
+    df = test_traces(df)
+    for configuration in configurations(df):
+        frame = configuration_frame(df, configuration)
+        # the prior-scale variant ran at the published settings only
+        cinfo = info if configuration == "published" else {**info, "prior_scale_runs": {}}
+        out += [replace(v, configuration=configuration) for v in _judge(name, frame, cinfo)]
+    return out
+
+
+def _judge(name: str, df, info: dict) -> list[Verdict]:
+    """Every claim of :data:`CLAIM_FUNCTIONS` on one configuration's traces."""
     out = []
     for claim, f in CLAIM_FUNCTIONS.items():
         if claim not in LL_CLAIMS:
@@ -46,12 +61,14 @@ def _vb_frames(df, claim):
     return out or [(None, df)]
 
 
-def vb_comparison(df) -> list[str]:
+def vb_comparison(df, tuned: dict | None = None) -> list[str]:
     """gensim's and scikit-learn's VB side by side (final ll under document completion, over
     seeds): batch VB has no step size, so at the suite's shared α, β, K the two must agree
     within the seed noise (:func:`~same.report.measures.noise`), and a difference beyond it is
-    reported as a disagreement; online VB runs at each library's own κ, τ0 (as published),
-    so its difference is reported with them."""
+    reported as a disagreement; online VB runs at each library's own κ, τ0 as published, and
+    at each one's choice on validation documents when tuned (``tuned``: method → chosen
+    settings, from ``tuning.json``), its difference reported with them (at equal settings it
+    must agree within the noise, like batch VB)."""
     import inspect
 
     from baselines.sklearn_vb import SKLEARN_DECAY, SKLEARN_OFFSET, iter_sklearn
@@ -59,22 +76,34 @@ def vb_comparison(df) -> list[str]:
 
     caps = (inspect.signature(iter_vb).parameters["iterations"].default,
             inspect.signature(iter_sklearn).parameters["max_doc_update_iter"].default)
-
-    lines, sd = [], ref_sd(df)
+    df = test_traces(df)
+    steps = {"published": ((VB_DECAY, VB_OFFSET), (SKLEARN_DECAY, SKLEARN_OFFSET))}
+    if tuned and {"vb_online", "sklearn_online"} <= set(tuned):
+        g, k = tuned["vb_online"], tuned["sklearn_online"]
+        steps["tuned"] = ((g.get("decay", VB_DECAY), g.get("offset", VB_OFFSET)),
+                          (k.get("learning_decay", SKLEARN_DECAY),
+                           k.get("learning_offset", SKLEARN_OFFSET)))
+    lines = []
     for mode in ("batch", "online"):
         gensim, sklearn = (labels[mode == "batch"] for labels in VB_IMPLEMENTATIONS.values())
-        if not {gensim, sklearn} <= set(df["label"]):
-            continue
-        a, b = final_lls(df, gensim), final_lls(df, sklearn)
-        diff, tol = float(b.mean() - a.mean()), noise(a, b, sd)
-        if mode == "batch":
+        for config in (("published",) if mode == "batch" else configurations(df)):
+            d = configuration_frame(df, config)
+            if not {gensim, sklearn} <= set(d["label"]) or config not in steps:
+                continue
+            a, b = final_lls(d, gensim), final_lls(d, sklearn)
+            diff, tol = float(b.mean() - a.mean()), noise(a, b, ref_sd(d))
+            (gk, gt), (sk, st) = steps[config]
+            equal = mode == "batch" or (gk, gt) == (sk, st)
             what = ("they agree within the seed noise" if abs(diff) <= tol else
-                    "they DISAGREE by more than the seed noise at equal settings") + (
-                f" (shared α, β, K and no step size; each library's E-step cap: gensim "
-                f"{caps[0]}, scikit-learn {caps[1]} iterations per document)")
-        else:
-            what = (f"not at equal settings: gensim κ = {VB_DECAY:g}, τ0 = {VB_OFFSET:g}; "
-                    f"scikit-learn κ = {SKLEARN_DECAY:g}, τ0 = {SKLEARN_OFFSET:g}")
-        lines.append(f"VB {mode}: {mean_range('gensim', a)}, {mean_range('scikit-learn', b)}; "
-                     f"difference {diff:+.4f} nats/token, seed noise {tol:.4f}: {what}")
+                    "they DISAGREE by more than the seed noise at equal settings") if equal else (
+                f"not at equal settings: gensim κ = {gk:g}, τ0 = {gt:g}; scikit-learn "
+                f"κ = {sk:g}, τ0 = {st:g}")
+            if mode == "batch":
+                what += (f" (shared α, β, K and no step size; each library's E-step cap: gensim "
+                         f"{caps[0]}, scikit-learn {caps[1]} iterations per document)")
+            elif equal:
+                what += f" (both at κ = {gk:g}, τ0 = {gt:g})"
+            head = f"VB {mode}" + ("" if mode == "batch" else f", {CONFIGURATIONS[config]}")
+            lines.append(f"{head}: {mean_range('gensim', a)}, {mean_range('scikit-learn', b)}; "
+                         f"difference {diff:+.4f} nats/token, seed noise {tol:.4f}: {what}")
     return lines

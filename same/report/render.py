@@ -7,60 +7,139 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import atomic_write
+from ..tuning import CONFIGURATIONS
 from .claims import claim_c9
 from .judge import judge_dataset, vb_comparison
+from .paper import METHOD_NAMES
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
-from .verdicts import METRIC_REASON, METRICS, METRICS_SHORT, Verdict
+from .verdicts import METRIC_REASON, METRICS, METRICS_SHORT, Outcome, Verdict
 
 __all__ = ["render_claims", "claims"]
 
 
+def _under(v: Verdict) -> str:
+    """"under <metric>, <configuration>, VB: <implementation>" for the qualifiers it has."""
+    parts = ([f"under {v.metric_name}"] if v.metric else []) + (
+        [v.configuration_name] if v.configuration else []) + ([f"VB: {v.vb}"] if v.vb else [])
+    return ", ".join(parts)
+
+
 def _section(v: Verdict) -> list[str]:
-    under = (f" — under {v.metric_name}" if v.metric else "") + (f", VB: {v.vb}" if v.vb else "")
-    return ([f"### {v.claim} — {v.title}{under}: **{v.verdict}**", ""]
+    under = _under(v)
+    return ([f"### {v.claim} — {v.title}{' — ' + under if under else ''}: **{v.verdict}**", ""]
             + [f"- {line}" for line in v.ours]
             + [f"- paper: {v.paper}", f"- verdict rule: {v.rule}", ""])
 
 
+#: The summary's verdict columns: (metric, configuration), document completion first.
+_COLUMNS = [(m, c) for m in METRICS_SHORT for c in CONFIGURATIONS]
+
+
 def _summary_rows(verdicts: list[Verdict], where) -> list[str]:
-    """One row per claim and dataset: its verdict under each metric (a timing claim's once)."""
+    """One row per claim, dataset and VB implementation: its verdict under each metric ×
+    configuration (a timing claim's under each configuration, once), and under how many of
+    them it holds (reproduced)."""
     cells: dict = {}
     for v in verdicts:
         ds = "all datasets" if v.dataset is None else where(v.dataset)
         row = cells.setdefault((v.claim, ds + (f", VB: {v.vb}" if v.vb else "")), {})
-        row[v.metric] = v.verdict
-    head = ["| claim | dataset | " + " | ".join(METRICS_SHORT.values()) + " |",
-            "|---|---|" + "---|" * len(METRICS_SHORT)]
-    body = [f"| {claim} | {ds} | " + " | ".join(_cell(row, m, first=i == 0)
-                                                for i, m in enumerate(METRICS_SHORT)) + " |"
-            for (claim, ds), row in sorted(cells.items())]
+        row[(v.metric, v.configuration)] = v
+    head = ["| claim | dataset | " + " | ".join(f"{METRICS_SHORT[m]}, {CONFIGURATIONS[c]}"
+                                                for m, c in _COLUMNS) + " | holds under |",
+            "|---|---|" + "---|" * (len(_COLUMNS) + 1)]
+    body = [f"| {claim} | {ds} | " + " | ".join(_cell(row, m, c) for m, c in _COLUMNS)
+            + f" | {_holds(row)} |" for (claim, ds), row in sorted(cells.items())]
     return head + body
 
 
-def _cell(row: dict, metric: str, first: bool) -> str:
-    """A summary cell: the verdict under ``metric``; a timing claim's (metric None) verdict in
-    the first column and a dash with the reason in the others."""
-    if metric in row:
-        return row[metric]
-    if None in row:
-        return row[None] if first else "— (about time only)"
+def _cell(row: dict, metric: str, configuration: str) -> str:
+    """A summary cell: the verdict under ``metric`` and ``configuration``; a timing claim's
+    (metric None) in the first metric's column, a dash with the reason in the other; a claim
+    judged once (configuration None) in the first column."""
+    first_metric = metric == next(iter(METRICS_SHORT))
+    for key in ((metric, configuration), (None, configuration), (None, None)):
+        v = row.get(key)
+        if v is None:
+            continue
+        if key[0] is None and not first_metric:
+            return "— (about time only)"
+        if key[1] is None and configuration != next(iter(CONFIGURATIONS)):
+            return "— (judged once)"
+        return v.verdict
     return "—"
 
 
-def _disagreements(verdicts: list[Verdict]) -> list[str]:
-    """Where a claim's outcome on a dataset differs between the two metrics, and why."""
+def _holds(row: dict) -> str:
+    """Under how many of a row's verdicts the claim holds (reproduced): all, some, none."""
+    outcomes = [v.outcome for v in row.values()]
+    n, k = len(outcomes), sum(o is Outcome.REPRODUCED for o in outcomes)
+    partly = sum(o is Outcome.PARTLY for o in outcomes)
+    untestable = sum(o is Outcome.NOT_TESTABLE for o in outcomes)
+    if untestable == n:
+        return "not testable here"
+    if n == 1:
+        return "yes (judged once)" if k else "no (judged once)"
+    text = f"all {n}" if k == n else "none" if k == 0 else f"some ({k} of {n})"
+    return text + (f"; partly under {partly}" if partly else "")
+
+
+def _disagreements(verdicts: list[Verdict], axis: str, names: dict) -> list[str]:
+    """Where a claim's outcome on a dataset (and VB implementation, and the other axis)
+    differs along ``axis`` ("metric" or "configuration"; ``names``: value → its name)."""
+    other = "configuration" if axis == "metric" else "metric"
     by = {}
     for v in verdicts:
-        if v.metric is not None:
-            where = v.dataset + (f" (VB: {v.vb})" if v.vb else "")
-            by.setdefault((v.claim, where), {})[v.metric] = v.outcome.value
-    lines = [f"- {claim} on {dataset}: " + "; ".join(f"{o} under {METRICS[m]}"
-                                                      for m, o in outcomes.items())
-             for (claim, dataset), outcomes in by.items() if len(set(outcomes.values())) > 1]
+        if getattr(v, axis) is not None and v.dataset is not None:
+            key = (v.claim, v.dataset, v.vb, getattr(v, other))
+            by.setdefault(key, {})[getattr(v, axis)] = v.outcome.value
+    lines = []
+    for (claim, dataset, vb, at), outcomes in by.items():
+        if len(set(outcomes.values())) > 1:
+            ctx = ", ".join(x for x in (dataset, f"VB: {vb}" if vb else None,
+                                        _axis_name(other, at)) if x)
+            lines.append(f"- {claim} ({ctx}): " + "; ".join(
+                f"{o} {names[a]}" for a, o in outcomes.items()))
+    return lines
+
+
+def _axis_name(axis: str, value) -> str | None:
+    if value is None:
+        return None
+    return f"under {METRICS_SHORT[value]}" if axis == "metric" else CONFIGURATIONS[value]
+
+
+def _metric_section(verdicts: list[Verdict]) -> list[str]:
+    lines = _disagreements(verdicts, "metric", {m: f"under {n}" for m, n in METRICS.items()})
+    out = ["## Document completion and the paper's metric", "",
+           f"Every claim about held-out ll is judged under {METRICS['ll']} and under "
+           f"{METRICS['ll_bidmach']}, from the same traces.", ""]
     if not lines:
-        return ["Every claim judged on held-out ll has the same outcome under both metrics.", ""]
-    return lines + ["", f"Why they can differ: {METRIC_REASON}.", ""]
+        return out + ["Every claim judged on held-out ll has the same outcome under both "
+                      "metrics.", ""]
+    return out + lines + ["", f"Why they can differ: {METRIC_REASON}.", ""]
+
+
+def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
+    """How the tuned configuration was chosen, the settings per dataset, and where the
+    outcome moved with it."""
+    out = ["## As published and tuned", "",
+           "As published: the paper's, BIDMach's and each library's own default settings. "
+           "Tuned: each method's own step sizes chosen on validation documents carved from the "
+           "training documents (never a test document), by final validation ll under document "
+           "completion, the primary metric, from a grid of equal size per method "
+           "(`results/<dataset>/tuning.md`); under the paper's metric the same choice is "
+           "judged. VB batch and CGS have no step size: their one run serves both "
+           "configurations, at the shared α, β, K.", ""]
+    for name, chosen in tuned.items():
+        out.append(f"- {name}, tuned: " + "; ".join(
+            f"{METHOD_NAMES.get(m, m)} " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float))
+                                                     and not isinstance(v, bool) else f"{k}={v}"
+                                                     for k, v in point.items())
+            for m, point in chosen.items()))
+    out += [""] if tuned else []
+    lines = _disagreements(verdicts, "configuration", CONFIGURATIONS)
+    return out + (lines if lines else ["No claim's outcome moved with the configuration."]) + [""]
 
 
 def _scale_text(scale: dict | None) -> str:
@@ -89,7 +168,7 @@ def _recovery_lines(rows: list[dict]) -> list[str]:
 
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
                   findings: dict | None = None, recovery: dict | None = None,
-                  vb_notes: dict | None = None) -> str:
+                  vb_notes: dict | None = None, tuned: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
@@ -98,6 +177,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     recovery : {dataset: :func:`~same.report.tables.topic_recovery_rows` result}, optional
         (synthetic datasets)
     vb_notes : {dataset: :func:`~same.report.claims.vb_comparison` lines}, optional
+    tuned : {dataset: {method: the settings chosen on validation documents}}, optional
     """
     vb_notes = vb_notes or {}
     scales, findings, recovery = scales or {}, findings or {}, recovery or {}
@@ -115,14 +195,13 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
              f"parameter (N_train / (K · W); the paper's runs at K=256: {paper}). A claim that "
              "does not reproduce here may at the paper's scale, and the reverse.", "",
              "## Summary", ""] + _summary_rows(verdicts, where) + [""]
-    lines += ["## Document completion and the paper's metric", "",
-              f"Every claim about held-out ll is judged under {METRICS['ll']} and under "
-              f"{METRICS['ll_bidmach']}, from the same traces.", ""] + _disagreements(verdicts)
+    lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
     across = scale_summary(verdicts, scales, findings)
     lines += ["## Across scales", "",
               "Each claim at each dataset's main scale, and where the scale study (every method "
-              "at several K and training fractions, `results/<dataset>/scale_study.md`) shows "
-              "it holding.", "", "| claim | across scales |", "|---|---|"]
+              "at several K and training fractions, as published, by document completion; "
+              "`results/<dataset>/scale_study.md`) shows it holding.", "",
+              "| claim | across scales |", "|---|---|"]
     lines += [f"| {c} | {t} |" for c, t in sorted(across.items())] + [""]
     for name in datasets:
         lines += [f"## Dataset: {name}", "", f"Scale: {_scale_text(scales.get(name))}.", ""]
@@ -147,7 +226,8 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     datasets : {name: {"df": traces DataFrame, "m_runs": {m: label}, "schedule_runs":
                 {schedule: label}, "fig1c": {"same", "m1", "cgs": label},
                 "prior_scale_runs": {legend: label}, "study": the scale study's traces
-                (optional), "recovery": path of a topic_recovery.csv (optional)}}
+                (optional), "recovery": path of a topic_recovery.csv (optional), "tuning":
+                path of the dataset's tuning.json (optional)}}
     scaling : path of a :mod:`same.scaling` result, used for C9 when only one dataset ran
     """
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
@@ -164,7 +244,14 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
             import pandas as pd
 
             recovery[name] = pd.read_csv(info["recovery"]).to_dict("records")
-    vb_notes = {name: vb_comparison(info["df"]) for name, info in datasets.items()}
-    text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes)
+    tuned = {}
+    for name, info in datasets.items():
+        if info.get("tuning"):
+            from ..tuning import load_tuning
+
+            tuned[name] = load_tuning(info["tuning"])["chosen"]
+    vb_notes = {name: vb_comparison(info["df"], tuned.get(name))
+                for name, info in datasets.items()}
+    text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes, tuned)
     atomic_write(Path(out_path), lambda f: f.write(text.encode()))
     return verdicts

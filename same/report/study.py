@@ -21,6 +21,7 @@ from .figures import COLORS, _save
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
+from .verdicts import METRICS, METRICS_SHORT
 
 __all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "scale_study",
            "scale_summary", "STUDY_CLAIMS", "STUDY_LABEL"]
@@ -29,32 +30,36 @@ __all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "s
 STUDY_LABEL = r"^study_(same|vb_online|vb_batch|cgs)_f([0-9.]+)$"
 
 
-def study_rows(df) -> list[dict]:
+def study_rows(df, metric: str = "ll") -> list[dict]:
     """One row per (K, training fraction): tokens per parameter, each method's final ll, and
     SAME's and CGS's difference to the best VB method's (nats/token), sorted by scale.
 
     df : traces of the study's runs (labels ``study_<method>_f<fraction>``, columns from
     :func:`~same.report.traces.load_traces`).  A point missing a method has None there.
+    metric : the held-out metric (a trace column of :data:`~.verdicts.METRICS`): "ll",
+        document completion, or "ll_bidmach", the paper's metric
     """
     d = df.copy()
     parts = d["label"].str.extract(STUDY_LABEL)
     d["study_method"], d["fraction"] = parts[0], parts[1].astype(float)
     d = d.dropna(subset=["study_method"])
+    methods = [m for m in METHOD_NAMES if m in set(d["study_method"])]
     rows = []
     for (k, frac), g in d.groupby(["n_topics", "fraction"]):
         last = g.sort_values("pass").groupby("study_method").last()
         tokens, words = float(last["n_train_tokens"].iloc[0]), float(last["n_words"].iloc[0])
         row = {"n_topics": int(k), "train_fraction": float(frac), "n_train_tokens": int(tokens),
                "tokens_per_parameter": tokens / (int(k) * words)}
-        for m in METHOD_NAMES:
-            row[f"{m}_ll"] = float(last.loc[m, "ll"]) if m in last.index else None
-        vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch") if row[f"{m}_ll"] is not None]
+        for m in methods:
+            row[f"{m}_ll"] = float(last.loc[m, metric]) if m in last.index else None
+        vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch")
+               if row.get(f"{m}_ll") is not None]
         best_vb = max(vbs) if vbs else None
         row["best_vb_ll"] = best_vb
-        for m in METHOD_NAMES:
+        for m in methods:
             v = row[f"{m}_ll"]
             row[f"{m}_minus_best_vb"] = None if v is None or best_vb is None else v - best_vb
-        s, c, b = row["same_ll"], row["cgs_ll"], row["vb_batch_ll"]
+        s, c, b = (row.get(f"{m}_ll") for m in ("same", "cgs", "vb_batch"))
         row["same_minus_cgs"] = None if s is None or c is None else s - c
         row["same_minus_vb_batch"] = None if s is None or b is None else s - b
         rows.append(row)
@@ -129,25 +134,39 @@ def study_findings(rows: list[dict]) -> dict:
     def cross(vals, threshold=0.0):
         return None if all(v is None for v in vals) else crossover(scale, vals, threshold)
 
-    both = [None if r["same_ll"] is None or r["vb_online_ll"] is None or r["vb_batch_ll"] is None
-            else r["same_ll"] - max(r["vb_online_ll"], r["vb_batch_ll"]) for r in rows]
+    def ll(r, m):
+        return r.get(f"{m}_ll")
+
+    both = [None if None in (ll(r, "same"), ll(r, "vb_online"), ll(r, "vb_batch"))
+            else ll(r, "same") - max(ll(r, "vb_online"), ll(r, "vb_batch")) for r in rows]
     return {"vb_batch": cross([r["same_minus_vb_batch"] for r in rows]), "both_vb": cross(both),
             "cgs": cross([r["same_minus_cgs"] for r in rows], -STUDY_CGS_EPS)}
 
 
-def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
-                main_scale: float | None) -> None:
+def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None) -> None:
+    """The study's figure: a panel per held-out metric (``panels``: [(metric, rows,
+    findings)]), each method's final ll minus the best VB's against tokens per φ parameter."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), 4.6), squeeze=False)
     fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
+    for ax, (metric, rows, findings) in zip(axes[0], panels):
+        _study_panel(ax, rows, findings, main_scale)
+        ax.set_title(METRICS[metric], fontsize=10)
+    fig.suptitle(f"{dataset}: which method wins at which scale")
+    fig.tight_layout()
+    _save(fig, outputs)
+    plt.close(fig)
+
+
+def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> None:
     x = np.array([r["tokens_per_parameter"] for r in rows])
     fractions = sorted({r["train_fraction"] for r in rows}, reverse=True)
     styles = ["-", "--", ":", "-."]
-    for m in METHOD_NAMES:
+    for m in (m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]):
         for i, f in enumerate(fractions):  # one line per training fraction, across K
             pts = [(r["tokens_per_parameter"], r[f"{m}_minus_best_vb"]) for r in rows
                    if r["train_fraction"] == f and r[f"{m}_minus_best_vb"] is not None]
@@ -179,41 +198,46 @@ def _plot_study(rows, outputs, caption: str, dataset: str, findings: dict,
     ax.set_xscale("log")
     ax.set_xlabel("training tokens per φ parameter, N_train / (K · W)  (log scale)")
     ax.set_ylabel("final held-out ll − best VB's (nats/token)")
-    ax.set_title(f"{dataset}: which method wins at which scale")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
-    _save(fig, outputs)
-    plt.close(fig)
 
 
 def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
                 main_n_topics: int | None = None) -> dict:
-    """Write the scale study's figure (PNG/PDF), CSV and Markdown; returns the findings.
+    """Write the scale study's figure (PNG/PDF; a panel per held-out metric), CSV and Markdown
+    (a row per point and metric); returns the findings under document completion.
 
     main_n_topics : K of the main comparison, whose scale (all training documents) is marked
     """
-    rows = study_rows(df)
+    panels = []
+    for metric in (m for m in METRICS if m in df.columns):
+        rows = study_rows(df, metric)
+        panels.append((metric, rows, study_findings(rows)))
+    rows = panels[0][1]
     full = [r for r in rows if r["train_fraction"] == 1.0]
     main_scale = None
     if main_n_topics and full:
         words = float(df["n_words"].iloc[0])
         main_scale = full[0]["n_train_tokens"] / (main_n_topics * words)
-    findings = study_findings(rows)
     dataset = str(df["dataset"].iloc[0])
-    _plot_study(rows, figure_outputs, setting, dataset, findings, main_scale)
+    _plot_study(panels, figure_outputs, setting, dataset, main_scale)
     notes = [setting,
-             "ll columns: final held-out ll (nats/token) of each method at that point; "
-             "*_minus_best_vb: difference to the better of VB online and VB batch there.",
+             "ll columns: final held-out ll (nats/token) of each method at that point, under "
+             "the row's metric; *_minus_best_vb: difference to the better of VB online and VB "
+             "batch there.",
              "Scale: training tokens per φ parameter, N_train / (K · W); the training fraction "
              "is a seeded, nested subset of the split's training documents (same test "
              "documents and evaluator at every point)."]
-    for key, what in (("vb_batch", "SAME above VB batch"),
-                      ("both_vb", "SAME above both VB methods (C1)"),
-                      ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)")):
-        if findings[key] is not None:
-            notes.append(describe_crossover(findings[key], what) + ".")
-    write_table(rows, csv_path, md_path, f"Scale study: {dataset}", notes)
-    return findings
+    for metric, _, findings in panels:
+        for key, what in (("vb_batch", "SAME above VB batch"),
+                          ("both_vb", "SAME above both VB methods (C1)"),
+                          ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)")):
+            if findings[key] is not None:
+                notes.append(f"Under {METRICS_SHORT[metric]}: "
+                             + describe_crossover(findings[key], what) + ".")
+    table = [{"metric": METRICS_SHORT[metric], **r} for metric, rs, _ in panels for r in rs]
+    write_table(table, csv_path, md_path, f"Scale study: {dataset}", notes)
+    return panels[0][2]
 
 
 #: Claims the scale study speaks to: claim → (finding key of
@@ -223,26 +247,30 @@ STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
 
 
 def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str]:
-    """One line per claim across scales: the verdict at each dataset's main scale, and for
-    the claims the scale study measures (:data:`STUDY_CLAIMS`), where it holds.
+    """One line per claim across scales: per dataset, at its main scale, how many of the
+    claim's verdicts (metrics × configurations × VB implementations) are reproduced, and for
+    the claims the scale study measures (:data:`STUDY_CLAIMS`; as published, by document
+    completion), where it holds.
 
     scales : {dataset: scale_of result or None}; findings : {dataset: study_findings or None}
     """
-    out = {}
+    grouped: dict = {}
     for v in verdicts:
-        if v.dataset is None:
-            continue
-        sc = scales.get(v.dataset)
-        at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
-        line = f"{v.dataset} at {at} tok/param: {v.verdict}"
-        if v.metric is not None:
-            line += f" under {v.metric_name}"
-        if v.claim in STUDY_CLAIMS and (findings.get(v.dataset) or {}).get(
-                STUDY_CLAIMS[v.claim][0]) is not None:
-            key, what = STUDY_CLAIMS[v.claim]
-            line += f"; scale study: {describe_crossover(findings[v.dataset][key], what)}"
-        out.setdefault(v.claim, []).append(line)
-    for c in out:
-        if c not in STUDY_CLAIMS:
-            out[c].append("measured at the main scale only")
-    return {c: "; ".join(lines) for c, lines in out.items()}
+        if v.dataset is not None:
+            grouped.setdefault(v.claim, {}).setdefault(v.dataset, []).append(v)
+    out = {}
+    for claim, per in grouped.items():
+        lines = []
+        for dataset, vs in per.items():
+            sc = scales.get(dataset)
+            at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
+            k = sum(getattr(v.outcome, "value", v.outcome) == "reproduced" for v in vs)
+            line = f"{dataset} at {at} tok/param: reproduced in {k} of {len(vs)} verdicts"
+            study = (findings.get(dataset) or {}).get(STUDY_CLAIMS.get(claim, ("",))[0])
+            if claim in STUDY_CLAIMS and study is not None:
+                line += f"; scale study: {describe_crossover(study, STUDY_CLAIMS[claim][1])}"
+            lines.append(line)
+        if claim not in STUDY_CLAIMS:
+            lines.append("measured at the main scale only")
+        out[claim] = "; ".join(lines)
+    return out

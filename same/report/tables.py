@@ -10,12 +10,15 @@ import numpy as np
 from ..atomic import atomic_write
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
 from .traces import (
+    configuration_frame,
+    configurations,
     final_ll,
     final_lls,
     first_reach,
     first_seed,
     mean_reach_seconds,
     per_pass_seconds,
+    test_traces,
 )
 
 __all__ = ["write_csv", "convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
@@ -98,11 +101,37 @@ def table1_rows(df) -> list[dict]:
     return rows
 
 
+def by_configuration(df, rows_of, tuned_only: bool = False) -> list[dict]:
+    """``rows_of(traces)`` for each configuration the traces hold (as published, tuned:
+    :func:`~same.report.traces.configuration_frame`), each row led by its ``configuration``.
+    ``tuned_only``: the tuned configuration keeps only the rows of methods with a tuned twin
+    (the others are the very runs of the published rows)."""
+    from ..tuning import CONFIGURATIONS, TUNED_SUFFIX
+
+    df = test_traces(df)
+    twins = {METHOD_NAMES[lab[:-len(TUNED_SUFFIX)]] for lab in set(df["label"])
+             if lab.endswith(TUNED_SUFFIX) and lab[:-len(TUNED_SUFFIX)] in METHOD_NAMES}
+    out = []
+    for config in configurations(df):
+        for row in rows_of(configuration_frame(df, config)):
+            if config == "published" or not tuned_only or row.get("method") in twins:
+                out.append({"configuration": CONFIGURATIONS[config], **row})
+    return out
+
+
+#: What a table of both configurations says about them.
+CONFIGURATION_NOTE = ("Configurations: as published (the paper's, BIDMach's, each library's "
+                      "defaults) and tuned (each method's step sizes chosen on validation "
+                      "documents, tuning.md); VB batch and CGS have no step size, so their runs "
+                      "are the same in both.")
+
+
 def table1(df, csv_path, md_path, setting: str) -> list[dict]:
-    """Time per pass and time to converge per method (converged = CGS's ll at its budget)."""
-    rows = table1_rows(df)
+    """Time per pass and time to converge per method (converged = CGS's ll at its budget), in
+    each configuration (the tuned rows: the methods with a step size)."""
+    rows = by_configuration(df, table1_rows, tuned_only=True)
     write_table(rows, csv_path, md_path, "Table 1: runtime per pass and time to converge",
-                [setting,
+                [setting, CONFIGURATION_NOTE,
                  f"'converge' = first checkpoint whose held-out ll reaches CGS's ll after "
                  f"{rows[0]['cgs_reference_iterations']} iterations "
                  f"({rows[0]['converge_target_ll']:.4f} nats/token, mean over seeds); — = not "
@@ -167,10 +196,11 @@ def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
 
 
 def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
-    """The time-to-quality table of one dataset (CSV and Markdown)."""
-    rows = time_to_quality_rows(df)
+    """The time-to-quality table of one dataset (CSV and Markdown), each configuration's
+    ladder of targets from its own runs."""
+    rows = by_configuration(df, time_to_quality_rows)
     write_table(rows, csv_path, md_path, "Time to quality: training seconds to reach a held-out ll",
-                [setting,
+                [setting, CONFIGURATION_NOTE,
                  "Targets: each method's mean final ll and evenly spaced levels between the worst "
                  "and the best; seconds are training time (evaluation excluded), mean over seeds, "
                  "interpolated linearly between checkpoints; — = not reached by every seed.",

@@ -14,7 +14,8 @@ from .paper import CONVERGED_EPS
 
 __all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
            "final_lls", "final_ll", "scale_of", "reach_seconds", "mean_reach_seconds",
-           "PAPER_TOKENS_PER_PARAMETER"]
+           "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
+           "configuration_frame", "test_traces"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -56,10 +57,53 @@ def load_traces(paths: Sequence[str | os.PathLike]):
         df["n_train_tokens"] = meta["split"].get("n_train_tokens")
         df["train_fraction"] = settings.get("train_fraction", 1.0)
         df["sampler"] = _sampler(settings)
+        df["scored_on"] = meta["split"].get("scored_on", TEST_DOCUMENTS)
         frames.append(df)
     if not frames:
         raise ValueError("no traces given")
     return pd.concat(frames, ignore_index=True)
+
+
+#: ``scored_on`` of a run scored on the split's test documents (meta.json's split section).
+TEST_DOCUMENTS = "test documents"
+
+
+def test_traces(df):
+    """The rows of runs scored on test documents: what figures, tables and verdicts of the
+    comparisons read (tuning and the sensitivity study are scored on validation documents)."""
+    return df[df["scored_on"] == TEST_DOCUMENTS] if "scored_on" in df else df
+
+
+def configurations(df) -> list[str]:
+    """The configurations (keys of :data:`same.tuning.CONFIGURATIONS`) the traces hold:
+    as published always, tuned when any run has a tuned twin (label ``<label>_tuned``)."""
+    from ..tuning import TUNED_SUFFIX
+
+    tuned = df["label"].str.endswith(TUNED_SUFFIX).any()
+    return ["published", "tuned"] if tuned else ["published"]
+
+
+def configuration_frame(df, configuration: str):
+    """The traces as the claims, tables and figures read them in one configuration, under the
+    published labels: "published", every run but the tuned twins; "tuned", each run that has
+    a tuned twin replaced by the twin (VB batch and CGS have none: their one run serves both).
+
+    Raises
+    ------
+    ValueError
+        An unknown configuration.
+    """
+    from ..tuning import CONFIGURATIONS, TUNED_SUFFIX
+
+    if configuration not in CONFIGURATIONS:
+        raise ValueError(f"unknown configuration {configuration!r}; known: "
+                         f"{', '.join(CONFIGURATIONS)}")
+    twin = df["label"].str.endswith(TUNED_SUFFIX)
+    if configuration == "published":
+        return df[~twin]
+    replaced = {lab[:-len(TUNED_SUFFIX)] for lab in df.loc[twin, "label"]}
+    d = df[~df["label"].isin(replaced)]
+    return d.assign(label=d["label"].str.removesuffix(TUNED_SUFFIX))
 
 
 def _sampler(settings: dict) -> str | None:

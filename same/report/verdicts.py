@@ -90,6 +90,9 @@ class Verdict:
     cpu_for_gpu_claim : measured on a CPU while the paper's claim is about a GPU
     metric : the held-out metric (a key of :data:`METRICS`) the ll claims were judged under
     vb : the VB implementation (a key of :data:`VB_IMPLEMENTATIONS`) of :data:`VB_CLAIMS`
+    configuration : the methods' settings (a key of :data:`same.tuning.CONFIGURATIONS`): as
+        published, or each method's step sizes tuned on validation documents; None for a
+        claim judged once (C9)
 
     Qualifiers are fields with a default, so further axes (the held-out metric, the
     configuration a method ran in) can be added as fields without touching the claims that
@@ -105,6 +108,7 @@ class Verdict:
     cpu_for_gpu_claim: bool = False
     metric: str | None = None  # a key of METRICS; None for claims about time alone
     vb: str | None = None  # a key of VB_IMPLEMENTATIONS for the claims comparing SAME with VB
+    configuration: str | None = None  # a key of same.tuning.CONFIGURATIONS; None: not per run
 
     @property
     def title(self) -> str:
@@ -135,6 +139,13 @@ class Verdict:
     def metric_name(self) -> str | None:
         """The metric's name as ``claims.md`` prints it (None for claims about time alone)."""
         return None if self.metric is None else METRICS[self.metric]
+
+    @property
+    def configuration_name(self) -> str | None:
+        """The configuration as ``claims.md`` prints it ("as published", "tuned")."""
+        from ..tuning import CONFIGURATIONS
+
+        return None if self.configuration is None else CONFIGURATIONS[self.configuration]
 
     @property
     def verdict(self) -> str:
