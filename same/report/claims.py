@@ -75,14 +75,16 @@ def claim_c1(df, info, dataset=None) -> Verdict:
 
 
 def claim_c2(df, info, dataset=None) -> Verdict:
-    """Passes for each method to reach one common target: the lowest mean final ll - eps.
+    """Passes for each method to reach one common target: the lowest final ll of any seed of
+    the three methods - eps.
 
-    Every method's mean final ll is at or above the target, so each is judged on reaching
-    the same level (a method that plateaus low cannot converge early by definition).
+    Every seed's final ll is at or above the target, so each method is judged on reaching the
+    same level, and a seed spread wider than eps cannot leave a seed that never reaches it (a
+    method that plateaus low cannot converge early by definition).
     """
     rule = RULES["C2"]
     labels = ("same", "vb_online", "vb_batch")
-    target = min(final_lls(df, k).mean() for k in labels) - CONVERGED_EPS
+    target = min(final_lls(df, k).min() for k in labels) - CONVERGED_EPS
     cp = {k: float(np.mean([passes_to(r, target) for _, r in df[df["label"] == k]
                             .groupby("seed")])) for k in labels}
     cs, co, cb = cp["same"], cp["vb_online"], cp["vb_batch"]
@@ -96,8 +98,9 @@ def claim_c2(df, info, dataset=None) -> Verdict:
         return "not reached by every seed" if np.isinf(x) else f"{x:.1f}"
 
     return _v("C2", dataset, outcome,
-              f"ours (passes to first reach {target:.4f} nats/token = the lowest of the three "
-              f"methods' mean final ll − {CONVERGED_EPS}; mean over seeds): SAME {passes(cs)}, "
+              f"ours (passes to first reach {target:.4f} nats/token = the lowest final ll of "
+              f"any seed of the three methods − {CONVERGED_EPS}; mean over seeds): SAME "
+              f"{passes(cs)}, "
               f"VB online {passes(co)}, VB batch {passes(cb)}", {"target": target, **cp})
 
 

@@ -164,7 +164,8 @@ RULES: dict[str, ClaimRule] = {
         "reproduced when SAME's worst seed beats both VB methods' best seed; partly when its "
         "mean beats at least one"),
     "C2": ClaimRule(
-        "common target for all three methods; reproduced when SAME and VB online need ≤ "
+        "common target for all three methods (the lowest final ll of any seed of the three, "
+        "less 0.01); reproduced when SAME and VB online need ≤ "
         "{max_passes:g} passes and VB batch ≥ {batch_factor:g}× as many (or never reaches "
         "it); partly when only the order holds",
         {"max_passes": 6, "batch_factor": 3}),
