@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated cache directory per test and the UCI mirror.
+"""Shared fixtures: an isolated cache directory per test, the UCI mirror, and a toy split.
 
 Tests that need real data use the ``uci_dir`` fixture: where ``$SAME_DATA_DIR``
 (or ../shared/datasets/uci beside the checkout) lacks the files, they are
@@ -67,3 +67,15 @@ def kos(uci_dir, monkeypatch):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="module")
+def split_path(tmp_path_factory):
+    """A saved split of a tiny LDA corpus (200 documents, 80 words, 3 topics), 20 % test."""
+    from same.split import make_split
+    from same.synthetic import lda_corpus
+
+    syn = lda_corpus(n_docs=200, n_words=80, n_topics=3, doc_length=60, seed=9)
+    path = tmp_path_factory.mktemp("split") / "split.npz"
+    make_split(syn.counts, 0.2, seed=0, name="toy").save(path)
+    return path

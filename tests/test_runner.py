@@ -21,14 +21,6 @@ from same.split import load_split, make_split, train_subset
 from same.synthetic import lda_corpus
 
 
-@pytest.fixture(scope="module")
-def split_path(tmp_path_factory):
-    syn = lda_corpus(n_docs=200, n_words=80, n_topics=3, doc_length=60, seed=9)
-    path = tmp_path_factory.mktemp("split") / "split.npz"
-    make_split(syn.counts, 0.2, seed=0, name="toy").save(path)
-    return path
-
-
 def read_trace(d):
     with open(d / "trace.csv") as f:
         return list(csv.DictReader(f))

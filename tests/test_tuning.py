@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
+from test_runs import load_config
 
 from same import cli
 from same.provenance import write_json
 from same.rundir import RUN_KIND, trace_text
 from same.runner import RunSpec, run
 from same.runs import plan_runs, spec_for
-from same.split import load_split, make_split, validation_split
-from same.synthetic import lda_corpus
+from same.split import load_split, validation_split
 from same.tuning import (
     TuningError,
     apply_tuning,
@@ -29,26 +28,6 @@ from same.tuning import (
     tuning_runs,
     write_tuning,
 )
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_config(*deltas):
-    cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    for name in deltas:
-        delta = yaml.safe_load((REPO / "config" / name).read_text())
-        for k, v in delta.items():  # Snakemake's merge: dicts key by key, the rest replaced
-            cfg[k] = ({**cfg[k], **v} if isinstance(v, dict) and isinstance(cfg.get(k), dict)
-                      else v)
-    return cfg
-
-
-@pytest.fixture(scope="module")
-def split_path(tmp_path_factory):
-    syn = lda_corpus(n_docs=200, n_words=80, n_topics=3, doc_length=60, seed=9)
-    path = tmp_path_factory.mktemp("split") / "split.npz"
-    make_split(syn.counts, 0.2, seed=0, name="toy").save(path)
-    return path
 
 
 def _sha(docs) -> str:
