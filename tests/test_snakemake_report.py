@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
-from same.report.figures import (
+from same.report.figures import figure_caption
+from same.report.overview import (
     OUTCOME_COLORS,
     fig_verdict_overview,
-    figure_caption,
     verdict_column,
     verdict_grid,
 )

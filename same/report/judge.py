@@ -69,20 +69,8 @@ def vb_comparison(df, tuned: dict | None = None) -> list[str]:
     at each one's choice on validation documents when tuned (``tuned``: method → chosen
     settings, from ``tuning.json``), its difference reported with them (at equal settings it
     must agree within the noise, like batch VB)."""
-    import inspect
-
-    from baselines.sklearn_vb import SKLEARN_DECAY, SKLEARN_OFFSET, iter_sklearn
-    from baselines.vb import VB_DECAY, VB_OFFSET, iter_vb
-
-    caps = (inspect.signature(iter_vb).parameters["iterations"].default,
-            inspect.signature(iter_sklearn).parameters["max_doc_update_iter"].default)
     df = test_traces(df)
-    steps = {"published": ((VB_DECAY, VB_OFFSET), (SKLEARN_DECAY, SKLEARN_OFFSET))}
-    if tuned and {"vb_online", "sklearn_online"} <= set(tuned):
-        g, k = tuned["vb_online"], tuned["sklearn_online"]
-        steps["tuned"] = ((g.get("decay", VB_DECAY), g.get("offset", VB_OFFSET)),
-                          (k.get("learning_decay", SKLEARN_DECAY),
-                           k.get("learning_offset", SKLEARN_OFFSET)))
+    steps = _online_steps(tuned)
     lines = []
     for mode in ("batch", "online"):
         gensim, sklearn = (labels[mode == "batch"] for labels in VB_IMPLEMENTATIONS.values())
@@ -92,18 +80,46 @@ def vb_comparison(df, tuned: dict | None = None) -> list[str]:
                 continue
             a, b = final_lls(d, gensim), final_lls(d, sklearn)
             diff, tol = float(b.mean() - a.mean()), noise(a, b, ref_sd(d))
-            (gk, gt), (sk, st) = steps[config]
-            equal = mode == "batch" or (gk, gt) == (sk, st)
-            what = ("they agree within the seed noise" if abs(diff) <= tol else
-                    "they DISAGREE by more than the seed noise at equal settings") if equal else (
-                f"not at equal settings: gensim κ = {gk:g}, τ0 = {gt:g}; scikit-learn "
-                f"κ = {sk:g}, τ0 = {st:g}")
-            if mode == "batch":
-                what += (f" (shared α, β, K and no step size; each library's E-step cap: gensim "
-                         f"{caps[0]}, scikit-learn {caps[1]} iterations per document)")
-            elif equal:
-                what += f" (both at κ = {gk:g}, τ0 = {gt:g})"
+            what = _agreement(diff, tol, None if mode == "batch" else steps[config])
             head = f"VB {mode}" + ("" if mode == "batch" else f", {CONFIGURATIONS[config]}")
             lines.append(f"{head}: {mean_range('gensim', a)}, {mean_range('scikit-learn', b)}; "
                          f"difference {diff:+.4f} nats/token, seed noise {tol:.4f}: {what}")
     return lines
+
+
+def _online_steps(tuned: dict | None) -> dict:
+    """Configuration → ((gensim κ, τ0), (scikit-learn κ, τ0)) of online VB: each library's
+    defaults as published, its choice (``tuned``, from tuning.json) when tuned."""
+    from baselines.sklearn_vb import SKLEARN_DECAY, SKLEARN_OFFSET
+    from baselines.vb import VB_DECAY, VB_OFFSET
+
+    steps = {"published": ((VB_DECAY, VB_OFFSET), (SKLEARN_DECAY, SKLEARN_OFFSET))}
+    if tuned and {"vb_online", "sklearn_online"} <= set(tuned):
+        g, k = tuned["vb_online"], tuned["sklearn_online"]
+        steps["tuned"] = ((g.get("decay", VB_DECAY), g.get("offset", VB_OFFSET)),
+                          (k.get("learning_decay", SKLEARN_DECAY),
+                           k.get("learning_offset", SKLEARN_OFFSET)))
+    return steps
+
+
+def _agreement(diff: float, tol: float, steps) -> str:
+    """What a difference between the libraries means: batch VB (``steps`` None) and online VB
+    at equal κ, τ0 must agree within the noise ``tol``; at unequal ones it is reported with
+    them."""
+    import inspect
+
+    from baselines.sklearn_vb import iter_sklearn
+    from baselines.vb import iter_vb
+
+    if steps is not None and steps[0] != steps[1]:
+        (gk, gt), (sk, st) = steps
+        return (f"not at equal settings: gensim κ = {gk:g}, τ0 = {gt:g}; scikit-learn "
+                f"κ = {sk:g}, τ0 = {st:g}")
+    what = ("they agree within the seed noise" if abs(diff) <= tol else
+            "they DISAGREE by more than the seed noise at equal settings")
+    if steps is not None:
+        return what + f" (both at κ = {steps[0][0]:g}, τ0 = {steps[0][1]:g})"
+    caps = (inspect.signature(iter_vb).parameters["iterations"].default,
+            inspect.signature(iter_sklearn).parameters["max_doc_update_iter"].default)
+    return what + (f" (shared α, β, K and no step size; each library's E-step cap: gensim "
+                   f"{caps[0]}, scikit-learn {caps[1]} iterations per document)")

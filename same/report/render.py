@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from ..tuning import CONFIGURATIONS
+from ..tuning import _settings_text as settings_text  # tuning.md's text of a configuration
 from .claims import claim_c9
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
@@ -133,10 +134,7 @@ def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
            "configurations, at the shared α, β, K.", ""]
     for name, chosen in tuned.items():
         out.append(f"- {name}, tuned: " + "; ".join(
-            f"{METHOD_NAMES.get(m, m)} " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float))
-                                                     and not isinstance(v, bool) else f"{k}={v}"
-                                                     for k, v in point.items())
-            for m, point in chosen.items()))
+            f"{METHOD_NAMES.get(m, m)} {settings_text(point)}" for m, point in chosen.items()))
     out += [""] if tuned else []
     lines = _disagreements(verdicts, "configuration", CONFIGURATIONS)
     return out + (lines if lines else ["No claim's outcome moved with the configuration."]) + [""]

@@ -19,6 +19,7 @@ from .traces import (
     mean_reach_seconds,
     per_pass_seconds,
     test_traces,
+    twinned_labels,
 )
 
 __all__ = ["write_csv", "convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
@@ -106,11 +107,10 @@ def by_configuration(df, rows_of, tuned_only: bool = False) -> list[dict]:
     :func:`~same.report.traces.configuration_frame`), each row led by its ``configuration``.
     ``tuned_only``: the tuned configuration keeps only the rows of methods with a tuned twin
     (the others are the very runs of the published rows)."""
-    from ..tuning import CONFIGURATIONS, TUNED_SUFFIX
+    from ..tuning import CONFIGURATIONS
 
     df = test_traces(df)
-    twins = {METHOD_NAMES[lab[:-len(TUNED_SUFFIX)]] for lab in set(df["label"])
-             if lab.endswith(TUNED_SUFFIX) and lab[:-len(TUNED_SUFFIX)] in METHOD_NAMES}
+    twins = {METHOD_NAMES[lab] for lab in twinned_labels(df) if lab in METHOD_NAMES}
     out = []
     for config in configurations(df):
         for row in rows_of(configuration_frame(df, config)):

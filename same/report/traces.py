@@ -15,7 +15,7 @@ from .paper import CONVERGED_EPS
 __all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
            "final_lls", "final_ll", "scale_of", "reach_seconds", "mean_reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
-           "configuration_frame", "test_traces"]
+           "configuration_frame", "test_traces", "twinned_labels"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -74,13 +74,18 @@ def test_traces(df):
     return df[df["scored_on"] == TEST_DOCUMENTS] if "scored_on" in df else df
 
 
-def configurations(df) -> list[str]:
-    """The configurations (keys of :data:`same.tuning.CONFIGURATIONS`) the traces hold:
-    as published always, tuned when any run has a tuned twin (label ``<label>_tuned``)."""
+def twinned_labels(df) -> set[str]:
+    """The published labels whose tuned twin (label ``<label>_tuned``) the traces hold."""
     from ..tuning import TUNED_SUFFIX
 
-    tuned = df["label"].str.endswith(TUNED_SUFFIX).any()
-    return ["published", "tuned"] if tuned else ["published"]
+    return {lab.removesuffix(TUNED_SUFFIX) for lab in set(df["label"])
+            if lab.endswith(TUNED_SUFFIX)}
+
+
+def configurations(df) -> list[str]:
+    """The configurations (keys of :data:`same.tuning.CONFIGURATIONS`) the traces hold:
+    as published always, tuned when any run has a tuned twin (:func:`twinned_labels`)."""
+    return ["published", "tuned"] if twinned_labels(df) else ["published"]
 
 
 def configuration_frame(df, configuration: str):
@@ -98,11 +103,9 @@ def configuration_frame(df, configuration: str):
     if configuration not in CONFIGURATIONS:
         raise ValueError(f"unknown configuration {configuration!r}; known: "
                          f"{', '.join(CONFIGURATIONS)}")
-    twin = df["label"].str.endswith(TUNED_SUFFIX)
     if configuration == "published":
-        return df[~twin]
-    replaced = {lab[:-len(TUNED_SUFFIX)] for lab in df.loc[twin, "label"]}
-    d = df[~df["label"].isin(replaced)]
+        return df[~df["label"].str.endswith(TUNED_SUFFIX)]
+    d = df[~df["label"].isin(twinned_labels(df))]
     return d.assign(label=d["label"].str.removesuffix(TUNED_SUFFIX))
 
 

@@ -13,6 +13,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
 
+from ..tuning import CONFIGURATIONS
 from .measures import NOISE_STANDARD_ERRORS
 from .paper import CLAIMS, CONVERGED_EPS
 
@@ -143,8 +144,6 @@ class Verdict:
     @property
     def configuration_name(self) -> str | None:
         """The configuration as ``claims.md`` prints it ("as published", "tuned")."""
-        from ..tuning import CONFIGURATIONS
-
         return None if self.configuration is None else CONFIGURATIONS[self.configuration]
 
     @property

@@ -80,6 +80,8 @@ def prior_scale_runs():
 
 # the fit rule's output folder, as a pattern of wildcards
 RUN_DIR = run_dir("{dataset}", "{label}", "{K}", "{seed}")
+# rule tuning's choice, which the tuned fits read
+TUNING_CHOICE = "results/{dataset}/tuning.json"
 
 
 def trace(dataset, label, seed, k=K):
@@ -95,7 +97,8 @@ def traces(dataset, labels, seeds=None):
 
 def tuning_choices():
     """Dataset → its tuning.json (rule tuning), when the config tunes (the claims read them)."""
-    return {d: f"results/{d}/tuning.json" for d in config["datasets"]} if tuning_labels() else {}
+    return ({d: TUNING_CHOICE.format(dataset=d) for d in config["datasets"]}
+            if tuning_labels() else {})
 
 
 def tuning_labels():
@@ -145,9 +148,9 @@ def all_outputs():
 
 def fit_inputs(wildcards):
     """The fit rule's inputs: the split and, for a tuned run, its dataset's tuning choice."""
-    inputs = {"split": f"results/{wildcards.dataset}/split.npz"}
+    inputs = {"split": rules.split.output.split.format(dataset=wildcards.dataset)}
     if RUNS[wildcards.label].get("tuned"):
-        inputs["tuning"] = f"results/{wildcards.dataset}/tuning.json"
+        inputs["tuning"] = TUNING_CHOICE.format(dataset=wildcards.dataset)
     return inputs
 
 

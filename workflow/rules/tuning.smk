@@ -12,10 +12,10 @@ rule tuning:
     input:
         traces=lambda wc: traces(wc.dataset, tuning_labels()),
     output:
-        choice="results/{dataset}/tuning.json",
+        choice=TUNING_CHOICE,
         **table_files("tuning"),
     params:
-        code=code("same/tuning.py", "same/rundir.py", "workflow/scripts/report.py"),
+        code=code("same/tuning.py", "same/rundir.py", "workflow/scripts/tuning.py"),
         points=lambda wc: {lab: RUNS[lab]["point"] for lab in tuning_labels()},
         caption=caption_param("tuning"),
     log:
@@ -25,4 +25,4 @@ rule tuning:
     conda:
         CONDA_ENV
     script:
-        "../scripts/report.py"
+        "../scripts/tuning.py"

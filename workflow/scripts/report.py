@@ -10,13 +10,6 @@ from same import report  # noqa: E402
 
 smk = snakemake  # noqa: F821
 rule = smk.rule
-if rule == "tuning":  # reads the runs' meta.json (scored on validation documents only)
-    from same.tuning import tuning_rows, write_tuning
-
-    write_tuning(tuning_rows(smk.input.traces), dict(smk.params.points), smk.output.csv,
-                 smk.output.md, smk.output.choice, smk.params.caption)
-    print(f"wrote {list(smk.output)}")
-    sys.exit(0)
 df = report.load_traces(smk.input.traces)
 caption = smk.params.get("setting", "")
 
@@ -64,7 +57,7 @@ elif rule == "claims":
                      "recovery": dict(smk.params.recovery).get(name),
                      "tuning": dict(smk.params.tuning).get(name)}
     verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
-    from same.report.figures import fig_verdict_overview
+    from same.report.overview import fig_verdict_overview
 
     scales = {name: report.scale_of(info["df"], name) for name, info in per.items()}
     fig_verdict_overview(verdicts, smk.output.overview, caption, scales)

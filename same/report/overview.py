@@ -1,0 +1,117 @@
+"""The verdict overview: every verdict of claims.md at a glance, claims (rows) × dataset at its
+training tokens per φ parameter, metric and configuration (columns), coloured by outcome."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..tuning import CONFIGURATIONS
+from .figures import _save, figure_caption
+from .verdicts import METRICS_SHORT
+
+__all__ = ["fig_verdict_overview", "verdict_column", "verdict_grid", "OUTCOME_COLORS",
+           "COLUMN_AXES"]
+
+
+#: Cell colour of each outcome in the verdict overview (same.report.verdicts.Outcome values).
+OUTCOME_COLORS = {"reproduced": "#1a9641", "partly": "#fdae61", "not reproduced": "#d7191c",
+                  "not testable here": "#bababa"}
+#: Verdict attributes that, when a verdict carries them, split its column (after the dataset).
+COLUMN_AXES = ("metric", "configuration")
+
+
+def verdict_column(v, scales: dict | None = None) -> str:
+    """A verdict's column in the overview: its dataset with the dataset's training tokens per φ
+    parameter (``scales``: {dataset: :func:`~same.report.traces.scale_of` result}), then each
+    of :data:`COLUMN_AXES` the verdict carries; "across datasets" for a cross-dataset claim."""
+    if v.dataset is None:
+        parts = ["across datasets"]
+    else:
+        scale = (scales or {}).get(v.dataset)
+        parts = [v.dataset] + ([] if scale is None
+                               else [f"{scale['tokens_per_parameter']:.3g} tok/param"])
+    for axis in COLUMN_AXES:
+        value = getattr(v, axis, None)
+        if value:
+            parts.append(_axis_value(axis, value))
+    return "\n".join(textwrap.fill(part, 20, break_on_hyphens=False) for part in parts)
+
+
+def _axis_value(axis: str, value: str) -> str:
+    """A column axis' value as the overview names it (metrics and configurations by name)."""
+    if axis == "metric" and value in METRICS_SHORT:
+        return METRICS_SHORT[value]
+    if axis == "configuration" and value in CONFIGURATIONS:
+        return CONFIGURATIONS[value]
+    return f"{axis}: {value}"
+
+
+def _claim_order(claim: str):
+    digits = "".join(ch for ch in claim if ch.isdigit())
+    return (int(digits) if digits else 0, claim)
+
+
+def verdict_grid(verdicts, scales: dict | None = None):
+    """(rows: claim ids, columns: column labels, {(row, column): verdict}) of the overview;
+    columns in the verdicts' order, cross-dataset columns last."""
+    claims = sorted({_row(v) for v in verdicts}, key=lambda r: (_claim_order(r[0]), r[1] or ""))
+    ordered = ([v for v in verdicts if v.dataset is not None]
+               + [v for v in verdicts if v.dataset is None])
+    columns = list(dict.fromkeys(verdict_column(v, scales) for v in ordered))
+    cells = {(claims.index(_row(v)), columns.index(verdict_column(v, scales))): v
+             for v in ordered}
+    return claims, columns, cells
+
+
+def _row(v) -> tuple[str, str | None]:
+    """A verdict's row: its claim, and the VB implementation it was judged against, if any."""
+    return v.claim, getattr(v, "vb", None)
+
+
+def _outcome_text(v) -> str:
+    outcome = getattr(v.outcome, "value", str(v.outcome))
+    return outcome.replace(" ", "\n", 1) + (" *" if getattr(v, "qualifiers", ()) else "")
+
+
+def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = None) -> None:
+    """One glance at every verdict: claims (rows) × dataset at its tokens per φ parameter, and
+    the metric and configuration when verdicts carry them (columns), coloured by outcome.
+
+    verdicts : :class:`~same.report.verdicts.Verdict` objects (same.report.claims)
+    scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    claims, columns, cells = verdict_grid(verdicts, scales)
+    fig, ax = plt.subplots(figsize=(4.2 + 1.55 * len(columns), 1.4 + 0.42 * len(claims)))
+    for i in range(len(claims)):
+        for j in range(len(columns)):
+            v = cells.get((i, j))
+            color = "#f4f4f4" if v is None else OUTCOME_COLORS.get(
+                getattr(v.outcome, "value", None), "white")
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white", lw=2))
+            ax.text(j + 0.5, i + 0.5, "—" if v is None else _outcome_text(v), ha="center",
+                    va="center", fontsize=6.5)
+    titles = {v.claim: getattr(v, "title", "") for v in verdicts}
+    rows = [f"{c}  {textwrap.shorten(titles[c], 40 if vb else 48, placeholder='…')}"
+            + (f" · VB: {vb}" if vb else "") for c, vb in claims]
+    ax.set_xlim(0, len(columns))
+    ax.set_ylim(len(claims), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(len(claims))], rows, fontsize=7)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.legend(handles=[Patch(color=c, label=o) for o, c in OUTCOME_COLORS.items()],
+              fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    ax.set_title("Paper claims: verdict per dataset", fontsize=10, pad=14)
+    fig.tight_layout()
+    fig.text(0.01, -0.01, figure_caption("verdict_overview", caption), ha="left", va="top",
+             fontsize=7, wrap=True)
+    _save(fig, outputs)
+    plt.close(fig)
