@@ -7,7 +7,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from same.config import check_config, config_error_line
+from same.config import backend_problem, check_config, check_config_files, config_error_line
 
 min_version("8.0")
 
@@ -22,12 +22,29 @@ configfile: str(Path(workflow.basedir) / "config/config.yaml")
 # error, a multi-line dump of the schema). RUNS: the table of runs, label → method, budget,
 # params, seeds (same.runs.plan_runs), every run's spec validated.
 try:
+    # a key given twice in a config file (Snakemake's loader keeps the last one)
+    check_config_files(workflow.configfiles)
     # also fills in the schema's defaults: the workflow's own (split, cache_dir, ...); SameLDA's
     # parameters have none there, so an absent same.<key> takes the estimator's default
     validate(config, "config/config.schema.yaml")
     RUNS = check_config(config, Path(workflow.basedir) / "config/config.schema.yaml")
 except (WorkflowError, ValueError) as exc:
     sys.exit(config_error_line(exc))
+
+# The config's backend must run where the jobs run. Which executor runs them is known only
+# once the run starts (not while this file is read, nor in a dry run): a run whose jobs run
+# on this machine stops at its start, before any job, in one line; a dry run notes it; a
+# cluster's jobs are checked on their nodes (each fit job: `same-lda fit`, one line).
+BACKEND_PROBLEM = backend_problem(config) if workflow.is_main_process else None
+if BACKEND_PROBLEM:
+    print(f"note: {BACKEND_PROBLEM}: a run whose jobs run here stops before its first job",
+          file=sys.stderr)
+
+
+onstart:
+    if BACKEND_PROBLEM and workflow.local_exec and not workflow.touch:
+        sys.exit(f"{BACKEND_PROBLEM}, where this run's jobs run; give backend: numpy, "
+                 "or run where CuPy and a CUDA device are")
 
 
 # snakemake --report results/report.html: its front page (each figure and table: report.smk)

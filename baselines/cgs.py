@@ -126,7 +126,9 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
 
     check_cgs_params({"iterations": iterations, "checkpoints": checkpoints, "threads": threads},
                      random_state)
-    X = sp.csr_matrix(X)
+    from same.counts import validate_counts  # the input gate, before any C code
+
+    X = validate_counts(X, "X", require_tokens=False)
     model = _model_with_docs(X, n_topics, doc_topic_prior, topic_word_prior, random_state)
     parallel = tp.ParallelScheme.NONE if threads == 1 else tp.ParallelScheme.DEFAULT
     # training always runs the full budget: φ after ``iterations`` sweeps is the last yield

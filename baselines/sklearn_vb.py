@@ -142,7 +142,10 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
                           "max_doc_update_iter": max_doc_update_iter, "threads": threads},
                          random_state, mode=mode, doc_topic_prior=doc_topic_prior,
                          topic_word_prior=topic_word_prior)
-    X = sp.csr_matrix(X, dtype=np.float64)  # once, not per partial_fit call
+    from same.counts import validate_counts  # the input gate, before any C code
+
+    X = sp.csr_matrix(validate_counts(X, "X", require_tokens=False),
+                      dtype=np.float64)  # once, not per partial_fit call
     model = _estimator(X.shape[0], n_topics, doc_topic_prior, topic_word_prior, random_state,
                        mode, batch_size, learning_decay, learning_offset, max_doc_update_iter,
                        threads)

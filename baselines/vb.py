@@ -118,7 +118,9 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     positive_int("passes", passes)
     check_vb_params({"chunksize": chunksize, "iterations": iterations, "decay": decay,
                      "offset": offset}, seed=random_state, mode=mode)
-    X = sp.csr_matrix(X)
+    from same.counts import validate_counts  # the input gate, before any C code
+
+    X = validate_counts(X, "X", require_tokens=False)
     n_docs, n_words = X.shape
     corpus = _bow(X)
     chunksize = paper_batch_size(n_docs) if chunksize is None else int(chunksize)

@@ -59,6 +59,10 @@ def seconds(sweep, sweeps, gpu, fraction):
     return out
 
 
+#: The result's ``model``: what an earlier result at ``--out`` must say to be replaced.
+MODEL = "SAME per-nonzero sampler on one GPU: bytes, draws, atomics per sweep"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=sorted(SHAPES), default="nytimes")
@@ -69,12 +73,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="results/gpu/model.json")
     args = ap.parse_args(argv)
 
+    from same.outputs import check_option, json_kind
     from same.provenance import provenance, write_json
+
+    check_option(args.out, json_kind({"model": MODEL}), "gpu_model.py")
 
     D, W, NNZ = SHAPES[args.shape]
     sweep = sweep_model(D, W, NNZ, args.n_topics, args.draws_per_nonzero,
                         args.instructions_per_draw)
-    result = {"model": "SAME per-nonzero sampler on one GPU: bytes, draws, atomics per sweep",
+    result = {"model": MODEL,
               "shape": {"name": args.shape, "n_docs": D, "n_words": W, "nnz": NNZ,
                         "n_topics": args.n_topics},
               "settings": {"n_samples": 100, "n_inner": args.n_inner,
@@ -86,7 +93,7 @@ def main(argv=None) -> int:
               "paper_s_per_pass": {"GTX-690, BIDMach, K=256, m=100": 30},
               "measured": "none: no GPU on this project's machines (benchmarks/gpu_same.py)"}
     result.update(provenance())
-    write_json(args.out, result)
+    write_json(args.out, result, option="--out")
     print(json.dumps(result["per_pass"], indent=1))
     return 0
 

@@ -187,8 +187,16 @@ def seconds_per_pass(args, counts, batch) -> dict:
     return out
 
 
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "SAME seconds per pass at paper shape (synthetic corpus)"
+
+
 def main() -> None:
     args = _args()
+    from same.outputs import check_option, json_kind
+
+    out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
+    check_option(out, json_kind({"benchmark": BENCHMARK}), "gpu_same.py")  # before work
 
     from same.backend import get_xp
     from same.corpus import REGISTRY
@@ -207,7 +215,7 @@ def main() -> None:
     bandwidth = copy_bandwidth(xp, timer, n_bytes=(1 << 30) if xp is not np else (1 << 26))
     batch = paper_batch_size(D)
     result = {
-        "benchmark": "SAME seconds per pass at paper shape (synthetic corpus)",
+        "benchmark": BENCHMARK,
         "shape": {"name": args.shape, "scale": args.scale, "n_docs": D, "n_words": W,
                   "nnz": int(counts.nnz), "n_tokens": int(counts.sum()),
                   "generate_seconds": round(gen_s, 1)},
@@ -224,8 +232,7 @@ def main() -> None:
     result["targets"] = targets
     result["model_for_comparison"] = _written_model()
     result.update(provenance())
-    out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
-    write_json(out, result)
+    write_json(out, result, option="--out")
     print(json.dumps({k: result[k] for k in ("seconds_per_pass", "kernels")}, indent=2,
                      default=float))
 

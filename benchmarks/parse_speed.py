@@ -98,6 +98,10 @@ def kos_cache_speedup() -> dict | None:
         return {"skipped": str(exc)}
 
 
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=10_000_000)
@@ -108,7 +112,10 @@ def main() -> None:
         child(args.child)
         return
 
+    from same.outputs import check_option, json_kind
     from same.provenance import provenance, write_json
+
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), "parse_speed.py")  # first
 
     runs = []
     with tempfile.TemporaryDirectory() as d:
@@ -138,7 +145,7 @@ def main() -> None:
     ny_s = big["parse_s"] + s_per_line * (NYTIMES_LINES - big["lines"])
     ny_mib = big["peak_rss_mib"] + mib_per_line * (NYTIMES_LINES - big["lines"])
     result = {
-        "benchmark": "corpus parse (same.corpus.read_docword), synthetic docword files",
+        "benchmark": BENCHMARK,
         "runs": runs,
         "nytimes_extrapolated": {
             "method": "linear fit through the two runs (time and peak RSS)",
@@ -152,7 +159,7 @@ def main() -> None:
         "kos_cache": kos_cache_speedup(),
     }
     result.update(provenance())
-    write_json(args.out, result)
+    write_json(args.out, result, option="--out")
     print(json.dumps({k: result[k] for k in ("runs", "nytimes_extrapolated", "kos_cache")},
                      indent=2))
 

@@ -3,7 +3,7 @@
 Every figure in the two blocks is formatted from a field of ``results/bench/same_cpu.json`` or
 ``results/bench/scale.json`` (or computed from such fields); only the prose is written here.
 README.md is rewritten between ``<!-- bench:NAME:begin -->`` and ``<!-- bench:NAME:end -->``
-and nowhere else, atomically (a temporary file beside it, then ``os.replace``).
+and nowhere else, by one rename of a complete new file (:mod:`same.outputs`).
 
     python benchmarks/readme_numbers.py            # rewrite the blocks
     python benchmarks/readme_numbers.py --check    # exit 1 if the README's blocks are stale
@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-import tempfile
 import textwrap
 from decimal import ROUND_HALF_UP, Decimal
 from math import floor, log10
@@ -296,17 +294,21 @@ def stale_blocks(text: str, blocks: dict[str, str]) -> list[str]:
     return [n for n in blocks if replace_blocks(text, {n: blocks[n]}) != text]
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` through a temporary file in its folder, keeping its mode."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+def write_atomic(path: Path, old: str, text: str) -> None:
+    """Replace ``path`` (whose text was ``old``) by ``text`` by one rename of a complete new
+    file (:func:`same.outputs.write_file`), created with its mode less the umask; refused
+    (one line) if the file changed since it was read.
+
+    Raises
+    ------
+    same.outputs.OutputError
+        ``path`` no longer holds ``old`` (edited meanwhile), or is a symbolic link.
+    """
+    from same.outputs import Kind, write_file
+
+    data = text.encode()
+    kind = Kind("README as read by this script", lambda p: p.read_text() == old)
+    write_file(path, lambda f: f.write(data), kind, mode=path.stat().st_mode & 0o777)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.bench}/*.json; run python benchmarks/readme_numbers.py", file=sys.stderr)
         return 1 if stale else 0
     if stale:
-        write_atomic(args.readme, replace_blocks(args.readme.read_text(), blocks))
+        write_atomic(args.readme, text, replace_blocks(text, blocks))
     print(f"{args.readme}: {', '.join(stale) or 'no'} block(s) rewritten")
     return 0
 

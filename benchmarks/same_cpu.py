@@ -202,8 +202,15 @@ def _speed(data, args, batch_docs) -> dict:
     return speed
 
 
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "SAME CPU samplers: seconds per pass, FLOP rate, time to quality"
+
+
 def main() -> None:
     args = _args()
+    from same.outputs import check_option, json_kind
+
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), "same_cpu.py")  # before work
     from same import corpus
     from same.params import paper_batch_size
     from same.provenance import provenance, write_json
@@ -212,7 +219,7 @@ def main() -> None:
     data = corpus.load(args.dataset)
     batch_docs = paper_batch_size(data.n_docs)
     speed = _speed(data, args, batch_docs)
-    result = {"benchmark": "SAME CPU samplers: seconds per pass, FLOP rate, time to quality",
+    result = {"benchmark": BENCHMARK,
               "dataset": args.dataset,
               "shape": {"n_docs": data.n_docs, "n_words": data.n_words, "nnz": data.nnz,
                         "n_tokens": data.n_tokens},
@@ -234,7 +241,7 @@ def main() -> None:
                 ttq["same_floor_over_cgs_seconds"] = round(ttq["same_floor_seconds"]
                                                            / ttq["cgs"]["seconds"], 3)
     result.update(provenance())
-    write_json(args.out, result)
+    write_json(args.out, result, option="--out")
     summary = {k: {s: v[s]["median_seconds_per_pass_after_first"] for s in ("summed", "nonzero")}
                for k, v in speed.items() if k.endswith("_threads")}
     print(json.dumps(summary, indent=2))

@@ -243,6 +243,10 @@ def _extrapolate(sizes, n_topics: int) -> dict:
     return fits
 
 
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "peak RSS and seconds per pass at NYTimes-shaped synthetic sizes"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fractions", type=int, nargs="+", default=[64, 16, 8])
@@ -250,16 +254,19 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="results/bench/scale.json")
     args = ap.parse_args(argv)
 
+    from same.outputs import check_option, json_kind
     from same.provenance import provenance, write_json
 
-    result = {"benchmark": "peak RSS and seconds per pass at NYTimes-shaped synthetic sizes",
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), "scale.py")  # before work
+
+    result = {"benchmark": BENCHMARK,
               "settings": {"n_components": args.n_topics, "fractions": args.fractions,
                            "same_n_samples": 100, "threads": "numba default (all cores)"},
               "baseline_python_rss_bytes": _baseline_rss(),
               **measure(args.fractions, args.n_topics)}
     result["self_peak_rss_bytes"] = peak_rss()
     result.update(provenance())
-    write_json(args.out, result)
+    write_json(args.out, result, option="--out")
     print(json.dumps({k: {m: round(v[m], 2) for m in ("nytimes_peak_gib", "pubmed_peak_gib",
                                                       "pubmed_over_csr", "anon_pubmed_over_csr")}
                       for k, v in result["fits"].items()}, indent=1))

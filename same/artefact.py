@@ -1,8 +1,8 @@
 """The binary artefacts same-lda writes and reads back, sealed and checked before use.
 
 Every ``.npz`` we write (parsed-corpus cache, synthetic corpus, held-out split, model) is
-written by :func:`save_npz`: atomically (a temporary file renamed into place, never truncated
-in place, so a reader's memory map of the old file stays valid) and *sealed*: the SHA-256 of
+written by :func:`save_npz`: by one rename of a complete new file (:mod:`same.outputs`; never
+truncated in place, so a reader's memory map of the old file stays valid) and *sealed*: the SHA-256 of
 the file's bytes, up to its zip comment, is stored as the archive's comment (64 hex digits).
 :func:`open_npz` recomputes it before numpy parses anything, so a changed, missing or added
 byte anywhere in the file is refused with one line naming the file.  The arrays then pass
@@ -27,8 +27,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-
-from .atomic import atomic_write
 
 __all__ = ["ArtefactError", "save_npz", "open_npz", "npz_memmap", "csr_from_parts",
            "check_array", "remedied", "file_sha256", "MMAP_MIN_BYTES"]
@@ -81,20 +79,32 @@ def _seal(f) -> None:
     f.write(digest.encode("ascii"))
 
 
-def save_npz(path: str | os.PathLike, arrays: dict, *, compress: bool = False) -> None:
-    """Write ``arrays`` as a sealed ``.npz`` at ``path``, atomically.
+def save_npz(path: str | os.PathLike, arrays: dict, *, compress: bool = False, inputs=(),
+             option: str | None = None) -> None:
+    """Write ``arrays`` as a sealed ``.npz`` at ``path`` by :mod:`same.outputs`'s rules.
 
     ``compress=False`` (``np.savez``) keeps the members memory-mappable; ``True`` uses
     ``np.savez_compressed``.  Nothing is left at ``path`` (nor a temporary file) when
-    writing fails.
+    writing fails.  ``path`` may be replaced only when it is a sealed ``.npz`` of the same
+    kind (:func:`same.outputs.kind_of_arrays`, told by the member names) and none of
+    ``inputs``; ``option`` names ``path`` in messages ("--out").
+
+    Raises
+    ------
+    same.outputs.OutputError
+        ``path`` exists and is not ours of this kind, or is (or holds) an input.
+    OSError
+        The folder cannot be created or written.
     """
+    from .outputs import kind_of_arrays, write_file
+
     save = np.savez_compressed if compress else np.savez
 
     def write(f):
         save(f, **arrays)
         _seal(f)
 
-    atomic_write(Path(path), write)
+    write_file(path, write, kind_of_arrays(arrays), inputs=inputs, option=option)
 
 
 def _verify(f, path: Path, what: str, remedy: str) -> None:
@@ -133,6 +143,8 @@ def open_npz(path: str | os.PathLike, what: str, remedy: str, keys, *,
     """
     path = Path(path)
     if not path.is_file():
+        if path.exists():
+            raise ArtefactError(f"{path}: is not a regular file, so not a {what}; {remedy}")
         raise FileNotFoundError(f"{path}: no such {what}")
     with open(path, "rb") as f:
         _verify(f, path, what, remedy)
@@ -201,21 +213,17 @@ def remedied(remedy: str, error: type[ArtefactError] = ArtefactError):
 
 def check_array(a, name: str, where: str, *, ndim: int, kind: str = "iuf",
                 nonnegative: bool = True, finite: bool = True) -> np.ndarray:
-    """Check one array's rank, dtype kind (``"i"``, ``"u"``, ``"f"``), finiteness and sign.
+    """Check one array's rank, dtype kind (``"i"``, ``"u"``, ``"f"``, ``"U"``), finiteness
+    and sign (rank and kind by :func:`same.structure.check_part`, the input gate's check).
 
     Raises
     ------
     ArtefactError
         ``"{where}: {name} ..."`` naming what is wrong.
     """
-    a = np.asarray(a)
-    if a.ndim != ndim:
-        raise ArtefactError(f"{where}: {name} has {a.ndim} dimensions, expected {ndim}")
-    if a.dtype.kind not in kind:
-        names = {"i": "signed integers", "u": "unsigned integers", "f": "floats",
-                 "U": "text"}
-        raise ArtefactError(f"{where}: {name} has dtype {a.dtype}, expected "
-                            + " or ".join(names[k] for k in kind))
+    from .structure import check_part
+
+    a = check_part(np.asarray(a), name, where, ndim, kind, ArtefactError)
     if a.size and a.dtype.kind == "f" and finite and not np.isfinite(a).all():
         raise ArtefactError(f"{where}: {name} holds NaN or infinite values")
     if a.size and nonnegative and a.dtype.kind in "iuf" and a.min() < 0:
@@ -227,35 +235,27 @@ def csr_from_parts(data, indices, indptr, shape, where: str, *,
                    integer: bool = True) -> sp.csr_matrix:
     """A CSR matrix from its parts, after every check compiled code relies on.
 
-    Checked: shape two integers ≥ 0 (≥ 1 row and column); ``indptr`` of length rows + 1,
-    starting at 0, non-decreasing, ending at nnz = len(indices) = len(data); every index in
-    [0, W) and each row's indices strictly increasing (sorted, no duplicates); data finite
-    and ≥ 0, integers when ``integer``.
+    Checked: shape two integers ≥ 0 (≥ 1 row and column); data 1-D, finite and ≥ 0,
+    integers when ``integer``; the structure by :func:`same.structure.check_compressed` (the
+    input gate's own check of a user's matrix): ``indptr`` and ``indices`` 1-D integer
+    arrays, ``indptr`` of length rows + 1, starting at 0, non-decreasing, ending at nnz =
+    len(indices) = len(data), every index in [0, W); then each row's indices strictly
+    increasing (sorted, no duplicates: an artefact we wrote is canonical).
 
     Raises
     ------
     ArtefactError
         ``"{where}: ..."`` naming the first check that fails.
     """
+    from .structure import check_compressed
+
     shape = check_array(shape, "shape", where, ndim=1, kind="i")
     if shape.size != 2 or shape.min() < 1:
         raise ArtefactError(f"{where}: shape {shape.tolist()} is not (documents ≥ 1, words ≥ 1)")
     n_rows, n_cols = (int(s) for s in shape)
-    indptr = check_array(indptr, "indptr", where, ndim=1, kind="i")
-    indices = check_array(indices, "indices", where, ndim=1, kind="i")
     data = check_array(data, "data", where, ndim=1, kind="iu" if integer else "iuf")
-    if indptr.size != n_rows + 1:
-        raise ArtefactError(f"{where}: indptr has {indptr.size} entries, expected rows + 1 = "
-                            f"{n_rows + 1}")
-    nnz = indices.size
-    if data.size != nnz or int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
-        raise ArtefactError(f"{where}: indptr runs {int(indptr[0])}..{int(indptr[-1])} but there "
-                            f"are {nnz} indices and {data.size} values")
-    if n_rows and (np.diff(indptr) < 0).any():
-        row = int(np.flatnonzero(np.diff(indptr) < 0)[0])
-        raise ArtefactError(f"{where}: indptr decreases at row {row}")
-    if nnz and int(indices.max()) >= n_cols:
-        raise ArtefactError(f"{where}: word index {int(indices.max())} out of range 0..{n_cols - 1}")
+    check_compressed(indptr, indices, n_rows, n_cols, where, nnz=data.size,
+                     error=ArtefactError)
     m = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
     if not m.has_canonical_format:
         raise ArtefactError(f"{where}: a row's word indices are not strictly increasing "

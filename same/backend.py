@@ -11,7 +11,7 @@ import types
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["get_xp", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
+__all__ = ["get_xp", "check_backend", "BackendUnavailableError", "array_module", "sparse_module", "to_backend", "to_numpy", "BACKENDS",
            "DeviceBatches", "doc_topic_store", "doc_topic_host", "doc_topic_in_ram", "THETA_MMAP_BYTES",
            "CUPY_SPARSE_DTYPES"]
 
@@ -22,6 +22,22 @@ BACKENDS = ("numpy", "cupy")
 THETA_MMAP_BYTES = 1 << 30
 
 
+class BackendUnavailableError(RuntimeError):
+    """A known backend this machine cannot run: CuPy missing, or no CUDA device visible.
+
+    ``str(exc)`` is one line, ``backend='cupy' needs ...``; :attr:`reason` is its part after
+    the backend's name (``needs CuPy: pip install ...``), for messages that name the backend
+    their own way (the workflow config's ``config backend: 'cupy' needs ...``).
+    """
+
+    def __init__(self, backend: str, reason: str):
+        super().__init__(f"backend={backend!r} {reason}")
+        self.backend, self.reason = backend, reason
+
+    def __reduce__(self):  # pickled with both arguments (args holds the message only)
+        return type(self), (self.backend, self.reason)
+
+
 def get_xp(backend: str) -> types.ModuleType:
     """Return ``numpy`` or ``cupy`` for a backend name.
 
@@ -29,8 +45,9 @@ def get_xp(backend: str) -> types.ModuleType:
     ------
     ValueError
         Unknown backend name.
-    RuntimeError
-        ``"cupy"`` requested but CuPy is not installed or no CUDA device is visible.
+    BackendUnavailableError
+        (a RuntimeError) ``"cupy"`` requested but CuPy is not installed or no CUDA device
+        is visible.
     """
     if backend == "numpy":
         return np
@@ -38,16 +55,33 @@ def get_xp(backend: str) -> types.ModuleType:
         try:
             import cupy
         except ImportError as exc:
-            raise RuntimeError(
-                "backend='cupy' needs CuPy: pip install 'same-lda[cuda12]' (or [cuda13])") from exc
+            raise BackendUnavailableError(
+                backend, "needs CuPy: pip install 'same-lda[cuda12]' (or [cuda13])") from exc
         try:
             n = cupy.cuda.runtime.getDeviceCount()
         except Exception as exc:  # CUDARuntimeError when no driver
-            raise RuntimeError(f"backend='cupy' needs a CUDA device: {exc}") from exc
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise BackendUnavailableError(backend, f"needs a CUDA device: {reason}") from exc
         if n < 1:
-            raise RuntimeError("backend='cupy' needs a CUDA device: none visible")
+            raise BackendUnavailableError(backend, "needs a CUDA device: none visible")
         return cupy
     raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def check_backend(backend: str) -> None:
+    """Check that this machine can run ``backend`` before any work is done: what
+    :func:`get_xp` checks (for ``"cupy"``: CuPy imports and counts at least one CUDA
+    device; no array is allocated), its module discarded.
+
+    Raises
+    ------
+    ValueError
+        Unknown backend name.
+    BackendUnavailableError
+        One line: ``backend='cupy' needs CuPy: pip install ...`` or ``... needs a CUDA
+        device: ...``.
+    """
+    get_xp(backend)
 
 
 def array_module(*arrays) -> types.ModuleType:

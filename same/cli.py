@@ -91,46 +91,76 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 
 def _read_spec(text: str):
+    """The run spec of ``fit --spec`` (JSON, or ``@path`` of a UTF-8 JSON file), validated,
+    its backend checked on this machine (:func:`same.backend.check_backend`) before the
+    split is read.
+
+    Raises
+    ------
+    OSError
+        ``spec file <path>: <why>`` (missing, a folder, unreadable).
+    ValueError
+        ``spec file <path>: not UTF-8 text ...``, or the spec refused
+        (:meth:`same.spec.RunSpec.from_json`).
+    same.backend.BackendUnavailableError
+        ``backend='cupy' needs CuPy ...`` or ``... a CUDA device ...``.
+    """
+    from .backend import check_backend
     from .spec import RunSpec
 
+    source = "--spec"
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            text = path.read_text()
+            text = path.read_bytes().decode("utf-8")
         except OSError as exc:
-            raise FileNotFoundError(f"spec file {path}: {exc.strerror}") from None
-        return RunSpec.from_json(text, source=str(path))
-    return RunSpec.from_json(text, source="--spec")
+            raise OSError(f"spec file {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"spec file {path}: not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start})") from None
+        source = str(path)
+    spec = RunSpec.from_json(text, source=source)
+    check_backend(spec.backend)
+    return spec
 
 
 def _run(args) -> None:
+    from .outputs import check_target, npz_kind
+
     if args.command == "split":
         from . import corpus
         from .split import make_split
 
+        check_target(args.out, npz_kind("split"), [args.corpus], option="--out")  # before work
         if args.corpus:
             from .scale_data import load_synthetic
 
             data = load_synthetic(args.corpus)[0]
         else:
             data = corpus.load(args.dataset, args.data_dir)
-        digest = make_split(data, args.test_fraction, args.seed).save(args.out)
+        digest = make_split(data, args.test_fraction, args.seed).save(
+            args.out, inputs=[args.corpus], option="--out")
         print(json.dumps({"split": args.out, "sha256": digest}))
     elif args.command == "synthesize":
         from .scale_data import save_synthetic, synthetic_corpus
+        from .textinput import loads_json
 
+        check_target(args.out, npz_kind("synthetic corpus"), option="--out")
         try:
-            spec = json.loads(args.spec)
+            spec = loads_json(args.spec, "--spec")
         except json.JSONDecodeError as exc:
             raise ValueError(f"--spec: not JSON ({exc})") from None
         syn = synthetic_corpus(args.name, spec)
-        save_synthetic(args.out, syn, args.name, spec)
+        save_synthetic(args.out, syn, args.name, spec, option="--out")
         X = syn.counts
         print(json.dumps({"corpus": args.out, "n_docs": X.shape[0], "n_words": X.shape[1],
                           "nnz": int(X.nnz), "n_tokens": int(X.sum())}))
     elif args.command == "fit":
+        from .rundir import check_out_dir
         from .runner import run
 
+        spec_file = args.spec[1:] if args.spec.startswith("@") else None
+        check_out_dir(args.out, [args.split, args.tuning, spec_file])  # before any training
         spec = _read_spec(args.spec)
         print(run(spec, args.split, args.out, progress=not args.no_progress,
                   tuning=args.tuning))
@@ -146,10 +176,21 @@ def _run(args) -> None:
                                      allow_other_split=args.allow_other_split).as_dict()))
 
 
+#: What ends in ``same-lda: error: <one line>``, exit status 2: a user's input or machine, never
+#: our code.  ValueError (and its subclasses: bad spec, option, file content, duplicate key,
+#: corrupt artefact, refused output), OSError (a missing, unreadable or unwritable file, a
+#: full disk), MemoryError (the fit's memory bound), OverflowError (a number too large for
+#: what it feeds: numpy or numba refuse it, far from our checks) and BackendUnavailableError
+#: (the spec's backend does not run here).  Anything else (TypeError, KeyError, a RuntimeError
+#: other than the backend's, ...) is a bug: its traceback is printed, exit status 1.
+_USER_ERRORS = (ValueError, OSError, MemoryError, OverflowError)
+
+
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    """Run the command line; returns the exit status (2 for a user's mistake)."""
-    from .corpus import CorpusFormatError, CorpusNotFoundError
-    from .split import SplitIntegrityError
+    """Run the command line; returns the exit status: 2 for a user's mistake (one line on
+    stderr, :data:`_USER_ERRORS` and :class:`same.backend.BackendUnavailableError`), 130 / 143
+    when stopped by SIGINT / SIGTERM; a bug's exception propagates with its traceback."""
+    from .backend import BackendUnavailableError
 
     args = build_parser(prog).parse_args(argv)
     # SIGTERM (a scheduler's kill, Snakemake's cancel) and SIGINT (Ctrl-C) unwind, so a run
@@ -165,10 +206,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         if _received:  # terminated: whatever the SystemExit became on its way up (below)
             print(f"{prog}: stopped by {signal.Signals(_received[0]).name}", file=sys.stderr)
             return 128 + _received[0]
-        if isinstance(exc, (ValueError, CorpusNotFoundError, CorpusFormatError,
-                            SplitIntegrityError, OSError, MemoryError)):  # OSError: missing,
-            msg = " ".join(str(exc).split()) or type(exc).__name__  # unreadable or unwritable
-            print(f"{prog}: error: {msg}", file=sys.stderr)  # files, full disk
+        if isinstance(exc, (*_USER_ERRORS, BackendUnavailableError)):
+            msg = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"{prog}: error: {msg}", file=sys.stderr)
             return 2
         raise
     return 0

@@ -1,8 +1,10 @@
 """The workflow configuration checked as a whole, before any job (called from the Snakefile).
 
-:func:`check_config` runs every check and returns :func:`same.runs.plan_runs`' table;
-:func:`config_error_line` is the one line a user sees for what it (or Snakemake's schema
-validation) refuses.
+:func:`check_config_files` refuses a config file that gives a key twice (Snakemake keeps the
+last); :func:`check_config` runs every check of the merged config and returns
+:func:`same.runs.plan_runs`' table; :func:`backend_problem` says whether this machine can run
+the config's backend; :func:`config_error_line` is the one line a user sees for what they
+(or Snakemake's schema validation) refuse.
 """
 
 from __future__ import annotations
@@ -11,7 +13,52 @@ from pathlib import Path
 
 from .runs import SAME_CONFIG_PARAMS, _distinct, _is_int, plan_runs, spec_for
 
-__all__ = ["check_config", "config_error_line"]
+__all__ = ["check_config", "check_config_files", "backend_problem", "config_error_line"]
+
+
+def check_config_files(paths) -> None:
+    """Refuse a config file (``--configfile``, the default config) that gives a key twice,
+    at any depth: Snakemake reads them with a last-one-wins loader, so ``n_components: 8``
+    then ``n_components: 64`` would silently run K = 64.
+
+    Parameters
+    ----------
+    paths : iterable of str or os.PathLike
+        Snakemake's ``workflow.configfiles``, read as Snakemake reads them (JSON, else YAML).
+
+    Raises
+    ------
+    ValueError
+        One line: ``config file <path>: key 'n_components' is given twice (lines 3 and
+        9); give each key once``, or the file unreadable.
+    """
+    from .textinput import load_config_file
+
+    for path in paths:
+        try:
+            load_config_file(path)
+        except OSError as exc:
+            raise ValueError(f"config file {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # its message starts with the path
+            raise ValueError(f"config file {' '.join(str(exc).split())}") from None
+
+
+def backend_problem(config: dict) -> str | None:
+    """Why this machine cannot run the config's ``backend`` (one line naming the key), or
+    None when it can (:func:`same.backend.check_backend`: for ``cupy``, CuPy imports and a
+    CUDA device is visible; nothing is allocated).
+
+    The Snakefile refuses a run whose jobs run here with this line before its first job, and
+    notes it on a dry run, which cannot tell whether the jobs will run here or on a cluster's
+    nodes (there each fit job checks its own node: ``same-lda fit``).
+    """
+    from .backend import BackendUnavailableError, check_backend
+
+    try:
+        check_backend(config["backend"])
+    except BackendUnavailableError as exc:
+        return f"config backend: {exc.backend!r} {exc.reason}, on this machine"
+    return None
 
 
 def check_config(config: dict, schema: str | Path | None = None) -> dict[str, dict]:
@@ -19,7 +66,8 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
 
     ``schema`` (the path of ``config/config.schema.yaml``): the JSON schema is checked again
     with integers strict (a JSON schema's ``integer`` accepts 8.0, which would name folders
-    ``K8.0``).  Then: the datasets (UCI corpora or the ``synthetic:`` section's, whose names
+    ``K8.0``).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
+    wildcard), the datasets (UCI corpora or the ``synthetic:`` section's, whose names
     must not be a UCI corpus's: its outputs would overwrite the real corpus's
     ``results/<name>/``), the ``same:`` and ``sensitivity:`` values against SameLDA's own
     parameter checks, :func:`plan_runs`' checks, and every planned run's spec.
@@ -35,6 +83,11 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
 
     if schema is not None:
         _check_schema_strict(config, schema)
+    report_dir = config.get("report_dir") or ""
+    if "{" in report_dir or "}" in report_dir:  # Snakemake reads braces in a path as wildcards
+        raise ValueError(f"config report_dir: {report_dir!r} holds '{{' or '}}', which "
+                         "Snakemake reads as a wildcard in its outputs' paths; name a folder "
+                         "without them")
     datasets, synthetic = config["datasets"], config.get("synthetic") or {}
     _distinct("datasets", datasets)
     for d in datasets:

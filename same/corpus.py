@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .artefact import ArtefactError, csr_from_parts, npz_memmap, open_npz, remedied, save_npz
 from .docword import CorpusFormatError, CorpusNotFoundError, read_docword, read_vocab
 from .download import cache_dir, fetch
+from .outputs import OutputError
 
 __all__ = [
     "REGISTRY",
@@ -287,7 +288,7 @@ def load(name: str, data_dir: str | os.PathLike | None = None, *, docword: str |
         if use_cache:
             try:
                 _save_cache(cache_file, counts, fp)
-            except OSError as exc:
+            except (OSError, OutputError) as exc:  # unwritable, or a link or folder there
                 warnings.warn(f"{cache_file}: cannot write the parsed cache ({exc})", CacheWarning,
                               stacklevel=2)
     words = read_vocab(vocab_path, counts.shape[1]) if vocab_path is not None else None

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .backend import array_module, sparse_module, to_backend, to_numpy
+from .counts import validate_counts
 from .kernels import sddmm
 
 __all__ = ["FOLD_IN_ITERS", "BIDMACH_INNER", "Evaluation", "fold_in", "log_likelihood",
@@ -69,9 +70,17 @@ def check_topic_word(topic_word, n_words: int | None = None, atol: float = 1e-4)
 
     Raises
     ------
+    TypeError
+        Not an array.
     ValueError
-        With the offending property and, for rows, the first bad topic index.
+        With the offending property (dtype, rank, NaN/inf, negative) and, for rows, the
+        first bad topic index.
     """
+    if not (hasattr(topic_word, "ndim") and hasattr(topic_word, "dtype")):
+        raise TypeError(f"topic_word must be a NumPy or CuPy array (n_topics, n_words), got "
+                        f"{type(topic_word).__name__}")
+    if topic_word.dtype.kind not in "iuf":
+        raise ValueError(f"topic_word has dtype {topic_word.dtype}, expected real numbers")
     xp = array_module(topic_word)
     if topic_word.ndim != 2:
         raise ValueError(f"topic_word must be 2-D (n_topics, n_words), got shape {topic_word.shape}")
@@ -139,23 +148,35 @@ def _loglik_block(counts, theta, phi_t, first_doc: int = 0) -> float:
     return float((counts.data.astype(phi_t.dtype) * xp.log(mu)).sum())
 
 
-def _prepare(topic_word, doc_topic_prior, dtype):
+def _prepare(topic_word, doc_topic_prior, dtype, n_iter=1, chunk_nnz=1):
+    """φᵀ (W, K) after φ, α and the iteration and chunk sizes are checked."""
     if not (np.isscalar(doc_topic_prior) and np.isfinite(doc_topic_prior) and doc_topic_prior > 0):
         raise ValueError(f"doc_topic_prior must be a positive finite number, got {doc_topic_prior!r}")
+    for name, value, low in (("n_iter", n_iter, 0), ("chunk_nnz", chunk_nnz, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     check_topic_word(topic_word)
     xp = array_module(topic_word)
     return xp, xp.ascontiguousarray(topic_word.T, dtype=dtype)
 
 
 def _as_csr(counts, xp, n_words, name):
+    """A sparse count argument through the input gate (:func:`same.counts.validate_counts`),
+    as canonical CSR on backend ``xp``; never modified in place.
+
+    Raises
+    ------
+    TypeError
+        ``counts`` is not a SciPy (or, with CuPy φ, CuPy) sparse matrix.
+    ValueError
+        Its vocabulary size is not φ's, or it fails the gate (malformed structure, an index
+        out of range, NaN/inf, negative or complex counts): one line naming ``name``.
+    """
     if not (sp.issparse(counts) or sparse_module(xp).issparse(counts)):
         raise TypeError(f"{name} must be a sparse (CSR) matrix, got {type(counts).__name__}")
-    if counts.shape[1] != n_words:
+    if len(counts.shape) == 2 and counts.shape[1] != n_words:
         raise ValueError(f"{name} has {counts.shape[1]} words but topic_word has {n_words}")
-    if sp.issparse(counts):
-        counts = counts.tocsr()
-        counts.sort_indices()
-    return to_backend(counts, xp)
+    return to_backend(validate_counts(counts, name, require_tokens=False, min_docs=0), xp)
 
 
 def fold_in(topic_word, counts, doc_topic_prior: float, n_iter: int = FOLD_IN_ITERS,
@@ -172,8 +193,16 @@ def fold_in(topic_word, counts, doc_topic_prior: float, n_iter: int = FOLD_IN_IT
     Returns
     -------
     ndarray of shape (n_docs, n_topics), rows sum to 1, on topic_word's backend.
+
+    Raises
+    ------
+    TypeError
+        ``counts`` is not a sparse matrix.
+    ValueError
+        Bad φ or α; ``counts`` with another vocabulary size than φ, or failing the input
+        gate (:func:`same.counts.validate_counts`), one line naming ``counts``.
     """
-    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype)
+    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype, n_iter, chunk_nnz)
     counts = _as_csr(counts, xp, phi_t.shape[0], "counts")
     indptr = to_numpy(counts.indptr)
     out = []
@@ -184,12 +213,30 @@ def fold_in(topic_word, counts, doc_topic_prior: float, n_iter: int = FOLD_IN_IT
 
 
 def log_likelihood(topic_word, doc_topic, counts, dtype=np.float64) -> float:
-    """Per-token log-likelihood Σ c_dw log Σ_k θ̄_dk φ_kw / Σ c_dw for given θ, φ (nats/token)."""
+    """Per-token log-likelihood Σ c_dw log Σ_k θ̄_dk φ_kw / Σ c_dw for given θ, φ (nats/token)
+
+    Raises
+    ------
+    TypeError
+        ``counts`` is not a sparse matrix.
+    ValueError
+        ``counts`` with another vocabulary size than φ, failing the input gate
+        (:func:`same.counts.validate_counts`, one line naming ``counts``) or holding no
+        tokens; φ refused by :func:`check_topic_word`; θ not finite and non-negative, or of
+        another shape than (documents, topics).
+    """
+    check_topic_word(topic_word)
     xp = array_module(topic_word)
     phi_t = xp.ascontiguousarray(topic_word.T, dtype=dtype)
     counts = _as_csr(counts, xp, phi_t.shape[0], "counts")
-    total = _loglik_block(counts, xp.asarray(doc_topic, dtype=dtype), phi_t)
-    return total / float(counts.data.sum())
+    n_tokens = float(counts.data.sum())
+    if n_tokens <= 0:
+        raise ValueError("counts hold no tokens")
+    theta = xp.asarray(doc_topic, dtype=dtype)
+    if theta.ndim != 2 or not bool(xp.all(xp.isfinite(theta))) or bool(xp.any(theta < 0)):
+        raise ValueError("doc_topic must be a 2-D array (documents, topics) of finite, "
+                         "non-negative weights")
+    return _loglik_block(counts, theta, phi_t) / n_tokens
 
 
 def heldout_loglik(topic_word, doc_topic_prior: float, observed, heldout,
@@ -205,10 +252,14 @@ def heldout_loglik(topic_word, doc_topic_prior: float, observed, heldout,
 
     Raises
     ------
+    TypeError
+        ``observed`` or ``heldout`` is not a sparse matrix.
     ValueError
-        Bad φ or α, mismatched shapes, or no held-out tokens.
+        Bad φ or α; either matrix with another vocabulary size than φ or failing the input
+        gate (:func:`same.counts.validate_counts`, one line naming it); mismatched shapes,
+        or no held-out tokens.
     """
-    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype)
+    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype, n_iter, chunk_nnz)
     observed = _as_csr(observed, xp, phi_t.shape[0], "observed")
     heldout = _as_csr(heldout, xp, phi_t.shape[0], "heldout")
     if observed.shape != heldout.shape:
@@ -230,8 +281,16 @@ def bidmach_loglik(topic_word, doc_topic_prior: float, counts, n_inner: int = BI
 
     ``n_inner`` expected-count sweeps from θ = 1 (BIDMach ``uupdate``), then
     the same tokens are scored (BIDMach ``evalfun``).
+
+    Raises
+    ------
+    TypeError
+        ``counts`` is not a sparse matrix.
+    ValueError
+        Bad φ or α; ``counts`` with another vocabulary size than φ, failing the input gate
+        (:func:`same.counts.validate_counts`, one line naming ``counts``), or without tokens.
     """
-    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype)
+    xp, phi_t = _prepare(topic_word, doc_topic_prior, dtype, n_inner, chunk_nnz)
     counts = _as_csr(counts, xp, phi_t.shape[0], "counts")
     n_tokens = float(counts.data.sum())
     if n_tokens <= 0:
@@ -251,7 +310,9 @@ def evaluate(topic_word, doc_topic_prior: float, split, n_iter: int = FOLD_IN_IT
     Raises
     ------
     ValueError
-        φ's vocabulary size differs from the split's, or φ/α invalid.
+        φ's vocabulary size differs from the split's, or φ/α invalid; a matrix of the split
+        failing the input gate (:func:`same.counts.validate_counts`: one line naming
+        ``observed``, ``heldout`` or ``counts``, the test documents in full).
     """
     check_topic_word(topic_word)
     if topic_word.shape[1] != split.n_words:

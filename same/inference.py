@@ -31,6 +31,13 @@ class FoldInMixin:
         Returns
         -------
         ndarray of shape (n_docs, n_topics), float64, rows sum to 1, on the host.
+
+        Raises
+        ------
+        ValueError
+            X fails the input gate (:func:`same.counts.validate_counts`: malformed sparse
+            structure, an index out of range, NaN/inf, negative or complex counts, ...) or
+            has another vocabulary size than the fitted model, one line naming X.
         """
         from .evaluate import fold_in
 
@@ -39,7 +46,13 @@ class FoldInMixin:
         return to_numpy(fold_in(self._phi(), X, float(self.doc_topic_prior)))
 
     def score(self, X, y=None) -> float:
-        """BIDMach-style log-likelihood of X in nats/token (θ fitted on X; higher is better)."""
+        """BIDMach-style log-likelihood of X in nats/token (θ fitted on X; higher is better).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`transform`, or X holds no tokens.
+        """
         from .evaluate import bidmach_loglik
 
         check_is_fitted(self)
@@ -50,10 +63,17 @@ class FoldInMixin:
         """Document-completion held-out log-likelihood in nats/token (:func:`same.evaluate.heldout_loglik`).
 
         θ is folded in on ``X_observed`` with φ fixed, then ``X_heldout`` is scored.
+
+        Raises
+        ------
+        ValueError
+            Either matrix fails the input gate or has another vocabulary size than the fitted
+            model (one line naming X_observed or X_heldout), or X_heldout holds no tokens.
         """
         from .evaluate import heldout_loglik
 
         check_is_fitted(self)
-        observed = check_counts(self, X_observed, reset=False, require_tokens=False)
+        observed = check_counts(self, X_observed, reset=False, name="X_observed",
+                                require_tokens=False)
         heldout = check_counts(self, X_heldout, reset=False, name="X_heldout")
         return heldout_loglik(self._phi(), float(self.doc_topic_prior), observed, heldout)

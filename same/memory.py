@@ -41,7 +41,8 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
     Raises
     ------
     MemoryError
-        One line naming K, W, the bound and what is available.
+        One line naming K, W, the bound and what is available (integers of any size: no
+        float conversion).
     """
     import numpy as np
     import psutil
@@ -53,8 +54,21 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
     need = fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram)
     have = psutil.virtual_memory().available
     if need > have:
-        theta = f" and θ of {n_docs_in_ram} documents" if n_docs_in_ram else ""
-        raise MemoryError(f"{method} with n_components={n_topics} × {n_words} words: its φ arrays{theta} "
-                          f"need at least {need / 2**30:.1f} GiB, more than the "
-                          f"{have / 2**30:.1f} GiB available; use fewer topics or a smaller "
-                          "vocabulary")
+        from .textinput import int_text
+
+        theta = f" and θ of {int_text(n_docs_in_ram)} documents" if n_docs_in_ram else ""
+        raise MemoryError(f"{method} with n_components={int_text(n_topics)} × "
+                          f"{int_text(n_words)} words: its φ arrays{theta} need at least "
+                          f"{_gib(need)} GiB, more than the {_gib(have)} GiB available; use "
+                          "fewer topics or a smaller vocabulary")
+
+
+def _gib(n_bytes: int) -> str:
+    """``n_bytes`` in GiB to one decimal; a byte count of any size (``n_components: 10**400``)
+    gives text (whole GiB, rounded down), never an OverflowError converting to float."""
+    n_bytes = int(n_bytes)
+    if n_bytes.bit_length() < 80:
+        return f"{n_bytes / 2**30:.1f}"
+    from .textinput import int_text
+
+    return int_text(n_bytes // 2**30)

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from .atomic import atomic_write
+from .outputs import json_kind, write_text
 
 __all__ = ["code_fingerprint", "provenance", "write_json"]
 
@@ -87,10 +87,20 @@ def provenance(extra: dict | None = None) -> dict:
     return info
 
 
-def write_json(path: str | os.PathLike, obj: dict) -> None:
-    """Write ``obj`` as indented JSON atomically (temp file + rename)."""
-    data = (json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n").encode()
-    atomic_write(Path(path), lambda f: f.write(data))
+def write_json(path: str | os.PathLike, obj: dict, *, inputs=(),
+               option: str | None = None) -> None:
+    """Write ``obj`` as indented JSON by :mod:`same.outputs`'s rules: ``path`` may replace
+    only a JSON object of the same kind (:func:`same.outputs.json_kind`: the same
+    ``artefact``, ``benchmark`` or ``model``), never one of ``inputs``; ``option`` names it
+    in messages ("--out").
+
+    Raises
+    ------
+    same.outputs.OutputError
+        ``path`` exists and is not ours of this kind, or is (holds) an input.
+    """
+    data = json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n"
+    write_text(path, data, json_kind(obj), inputs=inputs, option=option)
 
 
 def code_fingerprint(root: str | os.PathLike, patterns: Iterable[str],

@@ -2,19 +2,15 @@
 reading its trace back checked.
 
 ``same-lda fit --out DIR`` (:func:`same.runner.run`) writes :data:`OUTPUT_FILES` into a
-temporary folder ``.DIR.tmp*`` beside ``DIR`` and renames it to ``DIR`` when complete, so a
-killed run leaves no partial output.  What it may replace, and what it refuses:
+temporary folder beside ``DIR`` and puts it at ``DIR`` by one rename when complete, by the
+write discipline of every output (:mod:`same.outputs`: temporaries, locks between writers,
+the rename).  What counts as an earlier output of a fit, which it may replace:
 
-- ``DIR`` may be absent, empty, or a previous output of ours: only :data:`OUTPUT_FILES`, with
-  a meta.json that a fit wrote (:func:`is_run_meta`).  A folder holding anything else, the
-  working folder or one holding it, a folder holding an input (the split), a file or a
-  symbolic link is refused with one line (:class:`RunDirError`), before any training.
-- Each writer holds a lock (``flock``) on its own temporary folder for its whole life.  A
-  later writer removes only temporary folders whose lock is free (their writer died, e.g.
-  SIGKILL) and which hold nothing but our files; a live writer's is never touched.
-- The last step (removing the previous output's files, one by one, and the rename) runs
-  under a lock on the parent folder, so two writers to one ``DIR`` never interleave it: the
-  last to finish wins, each output complete.
+- ``DIR`` may be absent, empty, or a previous output of ours: only :data:`OUTPUT_FILES`, each
+  a regular file, with a meta.json that a fit wrote (:func:`is_run_meta`).  A folder holding
+  anything else, the working folder or one holding it, a folder holding an input (the split),
+  a file or a symbolic link is refused with one line (:class:`RunDirError`), before any
+  training.
 
 meta.json records the SHA-256 of trace.csv (``trace_sha256``); :func:`check_trace` refuses a
 trace that does not match it, is shorter than its run's checkpoints, or holds a non-finite ll.
@@ -23,19 +19,18 @@ trace that does not match it, is shorter than its run's checkpoints, or holds a 
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
 import io
 import json
 import math
 import os
-import shutil
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
+from .outputs import Kind, check_target, is_temporary_of, writing_folder
+
 __all__ = ["OUTPUT_FILES", "TRACE_COLUMNS", "RUN_KIND", "RunDirError", "check_out_dir",
-           "writing_run_dir", "is_run_meta", "read_meta", "check_trace", "trace_text"]
+           "writing_run_dir", "is_run_meta", "read_meta", "check_trace", "trace_text",
+           "json_sha256", "seal_meta", "META_SEAL"]
 
 #: What a fit writes into its output folder, and nothing else.
 OUTPUT_FILES = ("trace.csv", "model.npz", "meta.json")
@@ -45,6 +40,8 @@ TRACE_COLUMNS = ("method", "label", "pass", "iteration", "tokens_seen", "samples
                  "native_score", "compile_seconds")
 #: ``meta.json["artefact"]`` of a fit's output folder.
 RUN_KIND = "same-lda fit output"
+#: meta.json's key holding the SHA-256 of the rest of its content (:func:`seal_meta`).
+META_SEAL = "meta_sha256"
 _REMEDY = "rerun the fit that wrote it"
 
 
@@ -59,13 +56,28 @@ def is_run_meta(meta) -> bool:
         "settings", "split", "evaluator"} <= set(meta))
 
 
-def read_meta(run_dir: str | os.PathLike) -> dict:
-    """meta.json of a run folder, parsed and recognised as a fit's.
+def json_sha256(body) -> str:
+    """SHA-256 (hex) of a JSON value's canonical text (keys sorted): the seal of meta.json
+    (``meta_sha256``) and of tuning.json (``sha256``)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def seal_meta(meta: dict) -> dict:
+    """``meta`` as written (a JSON round trip) with ``meta_sha256``, the seal of the rest."""
+    body = json.loads(json.dumps(meta, default=str))
+    body.pop(META_SEAL, None)
+    return {**body, META_SEAL: json_sha256(body)}
+
+
+def read_meta(run_dir: str | os.PathLike, *, sealed: bool = True) -> dict:
+    """meta.json of a run folder, parsed, recognised as a fit's and (``sealed``) checked
+    against its seal ``meta_sha256``, so an edited method, K or m is refused.
 
     Raises
     ------
     RunDirError
-        Missing, not JSON, or not a fit's meta.json (one line naming it).
+        Missing, not JSON, not a fit's meta.json, unsealed or not matching its seal (one line
+        naming it).
     """
     path = Path(run_dir) / "meta.json"
     try:
@@ -76,120 +88,74 @@ def read_meta(run_dir: str | os.PathLike) -> dict:
         raise RunDirError(f"{path}: unreadable ({type(exc).__name__}: {exc}); {_REMEDY}") from None
     if not is_run_meta(meta):
         raise RunDirError(f"{path}: not the meta.json of a same-lda fit; {_REMEDY}")
+    if sealed and META_SEAL not in meta:
+        raise RunDirError(f"{path}: records no {META_SEAL} (written before meta.json was "
+                          f"sealed); {_REMEDY}")
+    if sealed and meta[META_SEAL] != json_sha256(
+            {k: v for k, v in meta.items() if k != META_SEAL}):
+        raise RunDirError(f"{path}: does not match its {META_SEAL} (edited or damaged since the "
+                          f"fit wrote it); {_REMEDY}")
     return meta
 
 
 def _ours(entry: str) -> bool:
-    """An entry a fit may leave in its output or temporary folder (atomic_write's temporaries
-    of our files included)."""
-    return entry in OUTPUT_FILES or any(
-        entry.startswith(f".{f}.") and entry.endswith(".tmp") for f in OUTPUT_FILES)
+    """An entry a fit may leave in its output or temporary folder (the temporaries of
+    :func:`same.outputs.write_file` of our files included)."""
+    return entry in OUTPUT_FILES or any(is_temporary_of(entry, f) for f in OUTPUT_FILES)
+
+
+def _refusal(out: Path) -> str | None:
+    """Why the existing folder ``out`` is not an earlier output of a fit (None: it is, or
+    it is empty)."""
+    entries = sorted(os.scandir(out), key=lambda e: e.name)
+    foreign = [e.name for e in entries if e.name not in OUTPUT_FILES]
+    if foreign:
+        return (f"holds files same-lda did not write ({', '.join(foreign[:3])}"
+                f"{', …' if len(foreign) > 3 else ''}); give a new or empty folder")
+    odd = [e.name for e in entries if not e.is_file(follow_symlinks=False)]
+    if odd:
+        return (f"holds {', '.join(odd)}, not a file as same-lda writes it (a folder or a "
+                "link); give a new or empty folder")
+    if entries:
+        try:
+            read_meta(out, sealed=False)
+        except RunDirError:
+            return (f"holds {', '.join(e.name for e in entries)} but no meta.json of a "
+                    "same-lda fit; give a new or empty folder")
+    return None
+
+
+#: A fit's output folder as :mod:`same.outputs` writes it.
+RUN_OUTPUT = Kind("output folder of a same-lda fit", refusal=_refusal, entry_ours=_ours,
+                  fresh="give a new folder for this run's outputs", error=RunDirError)
 
 
 def check_out_dir(out_dir: str | os.PathLike, inputs=()) -> None:
-    """Refuse an output folder a fit may not replace (see the module's rules).
+    """Refuse an output folder a fit may not replace (see the module's rules), naming it as
+    ``--out``.
 
     Raises
     ------
     RunDirError
         One line naming the folder and why.
     """
-    out = Path(out_dir)
-    where = f"--out {out}"
-    if out.is_symlink():
-        raise RunDirError(f"{where}: is a symbolic link; give a folder")
-    resolved = out.resolve()
-    cwd = Path.cwd().resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise RunDirError(f"{where}: is the working folder or holds it; give a new folder for "
-                          "this run's outputs")
-    for inp in inputs:
-        if inp is not None and resolved in Path(inp).resolve().parents:
-            raise RunDirError(f"{where}: holds the input {inp}; give a new folder for this "
-                              "run's outputs")
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise RunDirError(f"{where}: is a file, not a folder")
-    entries = sorted(p.name for p in out.iterdir())
-    foreign = [e for e in entries if e not in OUTPUT_FILES]
-    if foreign:
-        raise RunDirError(f"{where}: holds files same-lda did not write ({', '.join(foreign[:3])}"
-                          f"{', …' if len(foreign) > 3 else ''}); give a new or empty folder")
-    if entries:
-        try:
-            read_meta(out)
-        except RunDirError:
-            raise RunDirError(f"{where}: holds {', '.join(entries)} but no meta.json of a "
-                              "same-lda fit; give a new or empty folder") from None
+    check_target(out_dir, RUN_OUTPUT, inputs, option="--out")
 
 
-@contextmanager
-def _flock(path: Path, blocking: bool = True):
-    """An exclusive ``flock`` on a folder; yields False (and holds nothing) if ``blocking`` is
-    False and another process holds it."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _remove_dead_temporaries(out: Path) -> None:
-    """Remove ``.<name>.tmp*`` folders of ``out`` whose writer died (lock free) and which hold
-    only our files."""
-    for tmp in out.parent.glob(f".{out.name}.tmp*"):
-        if tmp.is_symlink() or not tmp.is_dir():
-            continue
-        with _flock(tmp, blocking=False) as free:
-            if free and all(_ours(p.name) for p in tmp.iterdir()):
-                shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextmanager
 def writing_run_dir(out_dir: str | os.PathLike, inputs=()):
-    """Yield a fresh, locked temporary folder; on normal exit it becomes ``out_dir``.
-
-    ``out_dir`` is checked (:func:`check_out_dir`) before and again, under the parent's lock,
-    just before the previous output's files are removed and the folder renamed.  On an
-    exception (SIGTERM and Ctrl-C included) the temporary folder is removed and ``out_dir`` is
-    untouched.
+    """Context manager: a fresh, locked temporary folder that replaces ``out_dir`` by one
+    rename on normal exit (:func:`same.outputs.writing_folder`); on an exception (SIGTERM and
+    Ctrl-C included) it is removed and ``out_dir`` is untouched.
 
     Raises
     ------
     RunDirError
-        ``out_dir`` may not be written (see :func:`check_out_dir`).
+        ``out_dir`` may not be written (see :func:`check_out_dir`), before and again just
+        before the rename.
     OSError
         The parent cannot be created or written (one line from the CLI).
     """
-    out = Path(out_dir)
-    check_out_dir(out, inputs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with _flock(out.parent):
-        _remove_dead_temporaries(out)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp", dir=out.parent))
-        lock = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this writer is done or dead
-    try:
-        yield tmp
-        os.chmod(tmp, 0o755)
-        with _flock(out.parent):
-            check_out_dir(out, inputs)
-            if out.exists():
-                for name in OUTPUT_FILES:
-                    (out / name).unlink(missing_ok=True)
-                out.rmdir()
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        os.close(lock)
+    return writing_folder(out_dir, RUN_OUTPUT, inputs, option="--out")
 
 
 def trace_text(rows) -> str:

@@ -20,6 +20,7 @@ replaced only when it is empty or a previous output of ours (:mod:`same.rundir`)
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from dataclasses import asdict, replace
@@ -27,13 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .artefact import ArtefactError, check_array, open_npz, remedied, save_npz
+from .artefact import ArtefactError, check_array, file_sha256, open_npz, remedied, save_npz
 from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
 from .kernels.cpu import usable_threads
 from .memory import check_fit_memory
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
-from .rundir import RUN_KIND, TRACE_COLUMNS, trace_text, writing_run_dir
+from .rundir import (
+    RUN_KIND,
+    TRACE_COLUMNS,
+    json_sha256,
+    seal_meta,
+    trace_text,
+    writing_run_dir,
+)
 from .spec import RunSpec
 from .split import HeldOutSplit, load_split, train_subset, validation_split
 
@@ -124,7 +132,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
 
     spec.validate()
     split_path = None if isinstance(split, HeldOutSplit) else str(split)
-    check_out_dir(out_dir, [split_path])  # before hours of training, and again when renaming
+    # before hours of training, and again when renaming
+    check_out_dir(out_dir, [split_path, tuning])
     if split_path is not None:
         split = load_split(split, mmap=True)  # a paper-scale split is read from disk
     split_sha, test_fraction = split.checksum(), split.test_fraction
@@ -151,12 +160,23 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
              "doc_topic_prior": np.float64(spec.doc_topic_prior),
              "topic_word_prior": np.float64(spec.topic_word_prior),
              "vocab_sha256": np.asarray(split.vocab_sha256),
-             "split_sha256": np.asarray(split_sha), "method": np.asarray(spec.method)}
-    with writing_run_dir(out_dir, [split_path]) as tmp:
+             "split_sha256": np.asarray(split_sha), "method": np.asarray(spec.method),
+             # binds the model to its run: same.check verifies both against meta.json
+             "trace_sha256": np.asarray(meta["trace_sha256"]),
+             "settings_sha256": np.asarray(settings_sha256(meta["settings"]))}
+    with writing_run_dir(out_dir, [split_path, tuning]) as tmp:
         (tmp / "trace.csv").write_bytes(trace.encode())
         save_npz(tmp / "model.npz", model, compress=True)
-        write_json(tmp / "meta.json", meta)
+        with open(tmp / "model.npz", "rb") as f:
+            meta["model_sha256"] = file_sha256(f)
+        write_json(tmp / "meta.json", seal_meta(meta))
     return Path(out_dir)
+
+
+def settings_sha256(settings: dict) -> str:
+    """SHA-256 of a run's settings (meta.json's ``settings``, as written), stored in its
+    model.npz so that a model and a meta.json of two different runs cannot pass as one."""
+    return json_sha256(json.loads(json.dumps(settings, default=str)))
 
 
 def _meta(spec, used, split, split_path, parent, dataset, label, rows, pools, trace,
@@ -205,7 +225,7 @@ class ModelIntegrityError(ArtefactError):
 
 
 _MODEL_KEYS = ("topic_word", "doc_topic_prior", "topic_word_prior", "vocab_sha256",
-               "split_sha256", "method")
+               "split_sha256", "method", "trace_sha256", "settings_sha256")
 _MODEL_REMEDY = "rerun the fit that wrote it"
 
 
@@ -217,7 +237,8 @@ def load_model(path: str | os.PathLike) -> dict:
     -------
     dict: topic_word (K, W) float64, rows renormalised; doc_topic_prior, topic_word_prior
     (float); vocab_sha256, split_sha256 (the content checksum of the split it was trained
-    on), method (str).
+    on), method, trace_sha256 and settings_sha256 (of the run that wrote it: its trace.csv
+    and meta.json's settings) (str).
 
     Raises
     ------
@@ -240,7 +261,8 @@ def load_model(path: str | os.PathLike) -> dict:
             raise ArtefactError(f"{path}: priors must be > 0, got "
                                 f"{', '.join(f'{k}={float(v)}' for k, v in priors.items())}")
         text = {k: str(check_array(z[k], k, str(path), ndim=0, kind="U"))
-                for k in ("vocab_sha256", "split_sha256", "method")}
+                for k in ("vocab_sha256", "split_sha256", "method", "trace_sha256",
+                          "settings_sha256")}
     phi = phi.astype(np.float64)
     return {"topic_word": phi / phi.sum(axis=1, keepdims=True),
             **{k: float(v) for k, v in priors.items()}, **text}

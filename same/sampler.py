@@ -207,7 +207,9 @@ class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Raises
         ------
         ValueError
-            Bad X (negative, NaN/inf, empty, no tokens) or parameters, naming them.
+            X fails the input gate (:func:`same.counts.validate_counts`: malformed sparse
+            structure, an index out of range, NaN/inf, negative or complex counts, empty, no
+            tokens; one line naming X), or bad parameters, naming them.
         RuntimeError
             backend="cupy" without CuPy or a GPU.
         """
@@ -276,11 +278,14 @@ class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Raises
         ------
         ValueError
-            Bad X, X with another vocabulary size than the first call's, a non-constant
+            X fails the input gate (:func:`same.counts.validate_counts`, one line naming X),
+            has another vocabulary size than the first call's, or counts too large for m
+            (:func:`same.counts.check_count_bound`, as in fit); a non-constant
             ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share.
         """
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
+        check_count_bound(X, [(0, X.shape[0])], float(param(self, "n_copies")), self.m_schedule)
         if corpus_tokens is not None:
             warnings.warn("partial_fit's corpus_tokens is deprecated in 0.1 and will be removed "
                           "in 0.2: give SameLDA(total_samples=<documents in the stream>)",

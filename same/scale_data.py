@@ -160,14 +160,23 @@ def describe(name: str, spec: dict) -> str:
 _REMEDY = "rerun `same-lda synthesize` to rewrite it"
 
 
-def save_synthetic(path: str | os.PathLike, syn: SyntheticLDA, name: str, spec: dict) -> None:
-    """Write a synthetic corpus and its true topics (float32) atomically as a sealed ``.npz``
-    (:func:`same.artefact.save_npz`)."""
+def save_synthetic(path: str | os.PathLike, syn: SyntheticLDA, name: str, spec: dict, *,
+                   option: str | None = None) -> None:
+    """Write a synthetic corpus and its true topics (float32) as a sealed ``.npz``
+    (:func:`same.artefact.save_npz`): ``path`` may replace only an earlier synthetic corpus;
+    ``option`` names it in messages.
+
+    Raises
+    ------
+    same.outputs.OutputError
+        ``path`` exists and is not a synthetic corpus written by same-lda.
+    """
     X = syn.counts
     save_npz(Path(path), {"data": X.data, "indices": X.indices, "indptr": X.indptr,
                           "shape": np.asarray(X.shape, dtype=np.int64),
                           "topic_word": syn.topic_word.astype(np.float32),
-                          "meta": np.asarray(json.dumps({"name": name, "spec": spec}))})
+                          "meta": np.asarray(json.dumps({"name": name, "spec": spec}))},
+             option=option)
 
 
 def load_synthetic(path: str | os.PathLike) -> tuple[Corpus, np.ndarray]:

@@ -21,7 +21,10 @@ import sys
 
 import numpy as np
 
-__all__ = ["measure", "linearity"]
+__all__ = ["measure", "linearity", "BENCHMARK"]
+
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "SAME seconds per pass vs corpus size (synthetic)"
 
 
 
@@ -74,7 +77,7 @@ def measure(factors, base: str = "kos", n_components: int = 64,
                      "pass_seconds": [round(float(x), 4) for x in steps],
                      "compile_seconds": model.compile_seconds_})
         print(f"factor {f:g}: {counts.nnz} nonzeros, {per_pass:.3f} s/pass", file=sys.stderr)
-    return provenance({"benchmark": "SAME seconds per pass vs corpus size (synthetic)",
+    return provenance({"benchmark": BENCHMARK,
                        "settings": {"base": base, "n_components": n_components, "n_copies": n_copies,
                                     "passes": passes, "steady_passes": passes - passes // 2,
                                     "interleaved": True, "sampler": sampler, "threads": threads,
@@ -97,6 +100,9 @@ def linearity(rows) -> dict:
 
 
 def main(argv=None) -> int:
+    """``python -m same.scaling``: refuses ``--out`` (one line, exit 2) before measuring when
+    it exists and is not an earlier result of this benchmark (:mod:`same.outputs`)."""
+    from .outputs import check_option, json_kind
     from .provenance import write_json
 
     ap = argparse.ArgumentParser(prog="python -m same.scaling", description=__doc__.splitlines()[0])
@@ -110,9 +116,10 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring
     result = measure(args.factors, args.base, args.n_components, args.n_copies, args.passes,
                      args.sampler, args.threads)
-    write_json(args.out, result)
+    write_json(args.out, result, option="--out")
     print(json.dumps(result["fit"]))
     return 0
 

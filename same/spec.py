@@ -94,7 +94,9 @@ class RunSpec:
         Raises
         ------
         ValueError
-            Naming the bad field or parameter and what is allowed.
+            Naming the bad field or parameter and what is allowed; an integer anywhere in
+            the spec (fields or params) beyond the 64-bit range that no method check
+            bounds is named last (``n_components: 1000...0 (401 digits) is too large ...``).
         """
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
@@ -149,6 +151,8 @@ class RunSpec:
             from baselines.vb import check_vb_params
 
             check_vb_params(self.params, seed=self.seed, mode=self.method.split("_")[1])
+        # last: a method's own range (a seed's) is named first; this bounds what none bounds
+        _check_int_sizes({name: getattr(self, name) for name in _INT_FIELDS} | self.params)
         return self
 
     def to_json(self) -> str:
@@ -161,10 +165,13 @@ class RunSpec:
         Raises
         ------
         ValueError
-            Not JSON, not an object, unknown or missing fields, or invalid values.
+            Not JSON, not an object, a key given twice (:mod:`same.textinput`), unknown or
+            missing fields, or invalid values.
         """
+        from .textinput import loads_json
+
         try:
-            data = json.loads(text)
+            data = loads_json(text, source)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} "
                              f"column {exc.colno})") from None
@@ -186,6 +193,34 @@ class RunSpec:
         if missing:
             raise ValueError(f"{source}: missing field(s) {', '.join(missing)}")
         return cls(**data).validate()
+
+
+#: The spec's integer fields; they and every integer in ``params`` lie in the 64-bit range.
+_INT_FIELDS = ("n_components", "seed", "budget", "threads")
+_INT_MAX = 2**63 - 1
+
+
+def _check_int_sizes(values: dict, prefix: str = "") -> None:
+    """Refuse an integer beyond the 64-bit range in ``values`` (nested lists and objects
+    included): numpy, numba and the baselines would overflow on it, or fail converting it
+    to a float, far from the spec.
+
+    Raises
+    ------
+    ValueError
+        ``<key>: 1000...0 (401 digits) is too large (a spec's integers are at most 2**63 - 1
+        in magnitude)``.
+    """
+    from .textinput import int_text
+
+    items = values.items() if isinstance(values, dict) else enumerate(values)
+    for key, v in items:
+        name = f"{prefix}[{key}]" if isinstance(key, int) else f"{prefix}{key}"
+        if isinstance(v, (dict, list, tuple)):
+            _check_int_sizes(v, name if isinstance(v, (list, tuple)) else f"{name}.")
+        elif isinstance(v, int) and abs(v) > _INT_MAX:
+            raise ValueError(f"{name}: {int_text(v)} is too large (a spec's integers are at "
+                             "most 2**63 - 1 in magnitude)")
 
 
 def _json_kind(value) -> str:

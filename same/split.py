@@ -103,10 +103,18 @@ class HeldOutSplit:
         """The provenance fields as hashed by :meth:`checksum`."""
         return f"{self.corpus}|{self.seed}|{self.test_fraction!r}|{self.vocab_sha256}"
 
-    def save(self, path: str | os.PathLike) -> str:
-        """Write the split atomically as a sealed, uncompressed ``.npz``
-        (:func:`same.artefact.save_npz`; :func:`load_split` can memory-map it); returns its
-        checksum."""
+    def save(self, path: str | os.PathLike, *, inputs=(), option: str | None = None) -> str:
+        """Write the split as a sealed, uncompressed ``.npz`` (:func:`same.artefact.save_npz`;
+        :func:`load_split` can memory-map it); returns its checksum.
+
+        ``path`` may replace only an earlier split, never one of ``inputs`` (the corpus it
+        was made from); ``option`` names it in messages (:mod:`same.outputs`).
+
+        Raises
+        ------
+        same.outputs.OutputError
+            ``path`` exists and is not a split written by same-lda, or is (holds) an input.
+        """
         digest = self.checksum()
         arrays: dict[str, np.ndarray] = {
             "train_docs": self.train_docs, "test_docs": self.test_docs,
@@ -119,7 +127,7 @@ class HeldOutSplit:
             arrays[f"{name}_indices"] = m.indices
             arrays[f"{name}_indptr"] = m.indptr
             arrays[f"{name}_shape"] = np.asarray(m.shape, dtype=np.int64)
-        save_npz(Path(path), arrays)
+        save_npz(Path(path), arrays, inputs=inputs, option=option)
         return digest
 
 
@@ -146,7 +154,9 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     if isinstance(corpus, Corpus):
         counts, label, vsha = corpus.counts, corpus.name, corpus.vocab_checksum()
     else:
-        counts = sp.csr_matrix(corpus)
+        from .counts import validate_counts  # the input gate, before any indexing
+
+        counts = validate_counts(corpus, "corpus", require_tokens=False)
         label, vsha = name or "<matrix>", vocab_checksum(None, counts.shape[1])
     counts = counts.tocsr()
     n_docs = counts.shape[0]

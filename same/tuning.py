@@ -18,9 +18,7 @@ published, at the shared α, β and K.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -194,19 +192,29 @@ def choose(rows: list[dict], metric: str = CHOICE_METRIC) -> dict[str, dict]:
 
 
 def _digest(body: dict) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    from .rundir import json_sha256
+
+    return json_sha256(body)
 
 
 def write_tuning(rows: list[dict], points: dict[str, dict], csv_path, md_path, json_path,
                  note: str = "") -> dict:
     """Write ``tuning.csv`` (every configuration), ``tuning.md`` (per method, the chosen one
-    marked) and ``tuning.json`` (the choice, sealed by a SHA-256 of its content), atomically.
+    marked) and ``tuning.json`` (the choice, sealed by a SHA-256 of its content), each by
+    :mod:`same.outputs`'s rules: all three targets are checked before any is written.
     ``points``: label → the grid point of that run (its tuned settings only).  Returns the
-    choice {method: point}."""
+    choice {method: point}.
+
+    Raises
+    ------
+    same.outputs.OutputError
+        A target exists and is not an earlier one of ours (tuning.csv's header row,
+        tuning.md's title, tuning.json's ``artefact``).
+    """
     import csv
     import io
 
-    from .atomic import atomic_write
+    from .outputs import check_target, json_kind, text_kind, write_text
     from .provenance import write_json
 
     chosen, by_paper = choose(rows), choose(rows, "ll_bidmach")
@@ -220,13 +228,18 @@ def write_tuning(rows: list[dict], points: dict[str, dict], csv_path, md_path, j
     writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(table)
-    for path, text in ((csv_path, buf.getvalue()), (md_path, _markdown(table, rows[0], note))):
-        atomic_write(Path(path), lambda f, t=text: f.write(t.encode()))
     body = {"artefact": TUNING_KIND, "metric": CHOICE_METRIC,
             "split_sha256": rows[0]["split_sha256"],
             "validation_fraction": rows[0]["validation_fraction"],
             "validation_docs_sha256": rows[0]["validation_docs_sha256"],
             "chosen": {m: points[r["label"]] for m, r in chosen.items()}}
+    texts = [(csv_path, buf.getvalue(), "tuning table"),
+             (md_path, _markdown(table, rows[0], note), "tuning summary")]
+    for path, kind in [(p, text_kind(what, t)) for p, t, what in texts] + [
+            (json_path, json_kind(body))]:
+        check_target(path, kind)  # every target before any is written
+    for path, text, what in texts:
+        write_text(path, text, text_kind(what, text))
     write_json(json_path, {**body, "sha256": _digest(body)})
     return body["chosen"]
 
@@ -271,8 +284,10 @@ def load_tuning(path: str | os.PathLike) -> dict:
     """
     path = Path(path)
     remedy = "rerun the tuning rule that wrote it"
+    from .textinput import loads_json  # a key given twice is refused, not "last one wins"
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"), str(path))
     except FileNotFoundError:
         raise TuningError(f"{path}: no such file; {remedy}") from None
     except (OSError, ValueError) as exc:

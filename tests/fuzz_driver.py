@@ -192,7 +192,9 @@ def edit_corpus(raw_path: Path, rng) -> tuple[dict, str]:
 
 def edit_trace(run: Path, rng) -> str:
     """Edit trace.csv so that no finished run could have written it, and record its new
-    SHA-256 in meta.json (so only the structural checks can refuse it)."""
+    SHA-256 in meta.json, sealed again (so only the structural checks can refuse it)."""
+    from same.rundir import seal_meta
+
     rows = list(csv.reader(io.StringIO((run / "trace.csv").read_text())))
     header, body = rows[0], rows[1:]
     ll = header.index("ll")
@@ -221,7 +223,7 @@ def edit_trace(run: Path, rng) -> str:
     (run / "trace.csv").write_text(buf.getvalue())
     meta = json.loads((run / "meta.json").read_text())
     meta["trace_sha256"] = hashlib.sha256((run / "trace.csv").read_bytes()).hexdigest()
-    (run / "meta.json").write_text(json.dumps(meta))
+    (run / "meta.json").write_text(json.dumps(seal_meta(meta)))
     return how
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from same.artefact import save_npz
+from same.rundir import seal_meta
 
 SPEC = {"method": "same", "n_components": 3, "doc_topic_prior": 0.1, "topic_word_prior": 0.1,
         "seed": 0, "budget": 4, "params": {"n_copies": 5.0}}
@@ -209,7 +210,7 @@ def _rewrite(trace, rows, reseal: bool):
     if reseal:
         meta = json.loads((trace.parent / "meta.json").read_text())
         meta["trace_sha256"] = hashlib.sha256(trace.read_bytes()).hexdigest()
-        (trace.parent / "meta.json").write_text(json.dumps(meta))
+        (trace.parent / "meta.json").write_text(json.dumps(seal_meta(meta)))
 
 
 @pytest.mark.parametrize("damage", ["last_row_missing", "final_ll_nan"])
@@ -254,7 +255,7 @@ def test_trace_without_a_recorded_digest_is_refused(run_dir, tmp_path):
     (d / "trace.csv").write_bytes((run_dir / "trace.csv").read_bytes())
     meta = json.loads((run_dir / "meta.json").read_text())
     del meta["trace_sha256"]
-    (d / "meta.json").write_text(json.dumps(meta))
+    (d / "meta.json").write_text(json.dumps(seal_meta(meta)))
     assert error(same_lda("check", str(d / "trace.csv"))) == (
         f"{d / 'trace.csv'}: its meta.json records no trace_sha256 (written before traces were "
         "checked); rerun the fit that wrote it")
@@ -322,3 +323,73 @@ def test_memory_a_spec_or_header_implies_is_refused_before_allocation(tmp_path):
     with pytest.raises(MemoryError, match=r"same with n_components=10000000 × 6906 words: its φ "
                                           r"arrays and θ of 20 documents need at least"):
         SameLDA(n_components=10**7).fit(X)
+
+
+def _copy_run(src, dst):
+    dst.mkdir(parents=True)
+    for name in ("trace.csv", "meta.json", "model.npz"):
+        (dst / name).write_bytes((src / name).read_bytes())
+    return dst
+
+
+@pytest.fixture(scope="module")
+def other_run_dir(split_file, tmp_path_factory):
+    """A second run on the same split: another seed, so another model and trace."""
+    out = tmp_path_factory.mktemp("other") / "run"
+    spec = json.dumps({"method": "same", "n_components": 4, "doc_topic_prior": 0.1,
+                       "topic_word_prior": 0.1, "seed": 1, "budget": 4,
+                       "params": {"n_copies": 5.0}})
+    res = same_lda("fit", "--spec", spec, "--split", str(split_file), "--out", str(out),
+                   "--no-progress")
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_check_refuses_a_run_folder_holding_another_runs_model(run_dir, other_run_dir,
+                                                                tmp_path):
+    """Issue 36: ``same-lda check`` said ``ok: true`` for a run folder whose model.npz was
+    another run's (nothing bound the model to the trace).  meta.json now records the model's
+    SHA-256, and the model its run's trace and settings digests."""
+    d = _copy_run(run_dir, tmp_path / "run")
+    assert json.loads(same_lda("check", str(d)).stdout)["ok"] is True  # intact: passes
+    (d / "model.npz").write_bytes((other_run_dir / "model.npz").read_bytes())
+    assert error(same_lda("check", str(d))) == (
+        f"{d / 'model.npz'}: is not the model its meta.json records (SHA-256 differs: another "
+        "run's model, or replaced); rerun the fit that wrote it")
+
+
+@pytest.mark.parametrize("key, value", [("method", "cgs"), ("n_components", 7),
+                                        ("params", {"n_copies": 50.0})])
+def test_check_refuses_a_run_folder_whose_meta_was_edited(run_dir, tmp_path, key, value):
+    """Issue 36: ``same-lda check`` said ``ok: true`` for a run folder whose meta.json was
+    edited (method, K, m).  meta.json is sealed (``meta_sha256``): an edit is refused by the
+    seal, and an edit sealed again by the model's record of the run's settings.  Reports read
+    meta.json through the same check, so they refuse it too."""
+    from same.report import load_traces
+    from same.rundir import RunDirError
+
+    d = _copy_run(run_dir, tmp_path / "run")
+    meta = json.loads((d / "meta.json").read_text())
+    meta["settings"][key] = value
+    (d / "meta.json").write_text(json.dumps(meta))
+    sealed = (f"{d / 'meta.json'}: does not match its meta_sha256 (edited or damaged since the "
+              "fit wrote it); rerun the fit that wrote it")
+    assert error(same_lda("check", str(d))) == sealed
+    with pytest.raises(RunDirError, match="does not match its meta_sha256"):
+        load_traces([d / "trace.csv"])
+    (d / "meta.json").write_text(json.dumps(seal_meta(meta)))  # a careful forger reseals
+    assert error(same_lda("check", str(d))) == (
+        f"{d / 'model.npz'}: its settings_sha256 does not match the run's meta.json and "
+        "trace.csv (written by another run); rerun the fit that wrote it")
+
+
+def test_run_folder_written_before_meta_was_sealed_is_refused(run_dir, tmp_path):
+    """A meta.json without ``meta_sha256`` (written before this version) cannot be told
+    unedited: refused with the remedy, by ``check`` and by the reports' reader."""
+    d = _copy_run(run_dir, tmp_path / "run")
+    meta = json.loads((d / "meta.json").read_text())
+    del meta["meta_sha256"]
+    (d / "meta.json").write_text(json.dumps(meta))
+    assert error(same_lda("check", str(d))) == (
+        f"{d / 'meta.json'}: records no meta_sha256 (written before meta.json was sealed); "
+        "rerun the fit that wrote it")

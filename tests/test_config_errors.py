@@ -7,6 +7,7 @@ run table itself); the workflow calls them at parse time, before any job
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,104 @@ def test_bad_values_name_the_key(sections, message):
     with pytest.raises(ValueError) as e:
         check_config(config(**sections), SCHEMA)
     assert str(e.value) == message
+
+
+# --- issue 36: a key given twice, a huge integer, a backend this machine cannot run ---------
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("repeat.yaml", "n_components: 8\nseeds: [0]\nn_components: 64\n", " (lines 1 and 3)"),
+    ("nested.yaml", "same:\n  n_copies: 5\n  passes: 3\n  n_copies: 50\n", " (lines 2 and 4)"),
+    ("flow.yaml", "same: {n_copies: 5, n_copies: 50}\n", " (line 1)"),
+    ("repeat.json", '{"n_components": 8, "n_components": 64}', ""),
+])
+def test_config_file_repeating_a_key_is_refused_naming_it(tmp_path, name, text, where):
+    """Snakemake's loader keeps the last of two equal keys: K = 64 would run without a word."""
+    from same.config import check_config_files
+
+    path = tmp_path / name
+    path.write_text(text)
+    key = "n_copies" if "n_copies" in text else "n_components"
+    with pytest.raises(ValueError) as e:
+        check_config_files([REPO / "config/config.yaml", path])
+    assert str(e.value) == (f"config file {path}: key {key!r} is given twice{where}; give "
+                            "each key once")
+
+
+def test_config_file_merge_keys_and_the_shipped_profiles_pass(tmp_path):
+    """A YAML merge key (``<<``) overrides by design; it is no repeated key."""
+    from same.config import check_config_files
+
+    path = tmp_path / "merge.yaml"
+    path.write_text("base: &b {n_copies: 5}\nsame:\n  <<: *b\n  n_copies: 50\n")
+    check_config_files([path, *(REPO / "config").glob("*.yaml")])
+
+
+def test_config_huge_integer_is_one_line_naming_the_run():
+    """``n_components: 1`` and 400 zeros passed the config check and crashed every fit job
+    (OverflowError in same/memory.py); the planned runs' specs refuse it."""
+    with pytest.raises(ValueError) as e:
+        check_config(config(n_components=10**400), SCHEMA)
+    assert str(e.value) == ("config: run 'same': n_components: 1000...0 (401 digits) is too "
+                            "large (a spec's integers are at most 2**63 - 1 in magnitude)")
+
+
+def test_config_file_repeating_a_key_stops_the_workflow_before_any_job(tmp_path):
+    from test_workflow import smk
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("n_components: 8\nseeds: [0]\nn_components: 64\n")
+    res = smk("-n", "--directory", str(tmp_path / "w"), "--snakefile", str(REPO / "Snakefile"),
+              "--configfile", str(bad))
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"config file {bad}: key 'n_components' is given twice (lines 1 and 3); give each key "
+        "once")
+    assert "Traceback" not in out and "Building DAG" not in out, out
+
+
+@pytest.fixture
+def no_cupy(tmp_path):
+    """A PYTHONPATH on which ``import cupy`` fails, as on a machine without CuPy."""
+    stub = tmp_path / "no_cupy"
+    (stub / "cupy").mkdir(parents=True)
+    (stub / "cupy/__init__.py").write_text('raise ImportError("no CuPy here (test stub)")\n')
+    return {"PYTHONPATH": os.pathsep.join([str(stub), os.environ.get("PYTHONPATH", "")])}
+
+
+CUPY_MISSING = ("config backend: 'cupy' needs CuPy: pip install 'same-lda[cuda12]' (or "
+                "[cuda13]), on this machine")
+
+
+def test_backend_cupy_without_cupy_stops_a_local_run_before_any_job(tmp_path, no_cupy):
+    """The paper profile's ``backend: cupy`` on a machine without CuPy passed the config
+    check and the dry run, then every fit job ended in a traceback. A run whose jobs run here
+    now stops at its start, in one line, before any job; a dry run (which cannot tell a local
+    run from a cluster's) says so in a note and plans as before."""
+    from test_workflow import smk
+
+    args = ("--directory", str(tmp_path / "w"), "--snakefile", str(REPO / "Snakefile"),
+            "--configfile", str(REPO / "config/ci.yaml"), "--config", "backend=cupy")
+    res = smk("--cores", "1", *args, env=no_cupy)
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"{CUPY_MISSING}, where this run's jobs run; give backend: numpy, or run where CuPy and "
+        "a CUDA device are")
+    assert "Traceback" not in out and "rule split" not in out and "Select jobs" not in out, out
+    assert not (tmp_path / "w/results").exists()
+    res = smk("-n", *args, env=no_cupy)
+    assert res.returncode == 0, res.stderr
+    assert (f"note: {CUPY_MISSING}: a run whose jobs run here stops before its first job"
+            in res.stderr.splitlines())
+
+
+def test_backend_problem_names_the_key(monkeypatch):
+    import sys
+
+    from same.config import backend_problem
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    assert backend_problem(config(backend="cupy")) == CUPY_MISSING
+    assert backend_problem(config(backend="numpy")) is None

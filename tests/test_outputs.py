@@ -187,3 +187,25 @@ def test_ctrl_c_during_a_fit_is_one_line_and_exit_130(split_file, tmp_path):
     assert p.returncode == 130
     assert err == "same-lda: stopped by SIGINT\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["marker"]
+
+
+def test_dead_temporaries_are_removed_by_their_exact_name_only(split_file, tmp_path):
+    """Issue 36: a later fit removes a dead writer's temporary folder (lock free) only when its
+    name is exactly ``.OUT.tmp-<16 hex digits>`` and it holds only regular files of our
+    names; look-alike names, and our name holding a user's file, are kept byte for byte."""
+    dead = tmp_path / ".out.tmp-0123456789abcdef"
+    kept = {".out.tmp-0123456789abcdeg": "trace.csv", ".out.tmp-0123456789abcdef0": "trace.csv",
+            ".out.tmp-0123456789ABCDEF": "trace.csv", ".out.tmp-fedcba9876543210": "notes.txt",
+            ".out.tmp": "trace.csv", ".outx.tmp-0123456789abcdef": "trace.csv"}
+    dead.mkdir()
+    for name in OUTPUTS:
+        (dead / name).write_bytes(b"left by a killed fit")
+    for folder, name in kept.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text("mine\n")
+    before = {k: v for k, v in tree(tmp_path).items() if k.split("/")[0] != dead.name}
+    res = fit(split_file, tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    assert not dead.exists()
+    after = tree(tmp_path)
+    assert {k: v for k, v in after.items() if not k.startswith("out/")} == before

@@ -265,3 +265,165 @@ def test_spec_seed_beyond_the_methods_range_is_refused_at_spec_time(method, mess
         RunSpec.from_json(_spec(method=method, seed=2**32))
     assert str(e.value) == message
     assert RunSpec.from_json(_spec(method=method, seed=2**32 - 1)).seed == 2**32 - 1
+
+
+# --- issue 36: a key given twice, integers beyond 64 bits, every CLI error in one line ------
+
+TOO_LARGE = "is too large (a spec's integers are at most 2**63 - 1 in magnitude)"
+
+
+def test_spec_json_with_a_key_given_twice_is_refused_naming_it():
+    """``{"n_components": 4, ..., "n_components": 7}`` trained K = 7 without a word."""
+    text = _spec(n_components=4)[:-1] + ', "n_components": 7}'
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(text, source="--spec")
+    assert str(e.value) == "--spec: key 'n_components' is given twice; give each key once"
+    with pytest.raises(ValueError, match=r"^spec\.json: key 'n_copies' is given twice"):
+        RunSpec.from_json('{"method": "same", "params": {"n_copies": 5, "n_copies": 50}}',
+                          source="spec.json")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"n_components": 10**400}, f"n_components: 1000...0 (401 digits) {TOO_LARGE}"),
+    ({"budget": 2**63}, f"budget: 9223372036854775808 {TOO_LARGE}"),
+    ({"threads": 10**30}, f"threads: 1000...0 (31 digits) {TOO_LARGE}"),
+    ({"params": {"n_inner": 10**25}}, f"n_inner: 1000...0 (26 digits) {TOO_LARGE}"),
+    ({"method": "vb_batch", "params": {"chunksize": 10**30}},
+     f"chunksize: 1000...0 (31 digits) {TOO_LARGE}"),
+])
+def test_spec_integer_beyond_64_bits_is_one_line_naming_it(fields, message):
+    """``"n_components": 1`` and 400 zeros ended in an OverflowError traceback from
+    same/memory.py; every integer of a spec is bounded where the spec is read."""
+    with pytest.raises(ValueError) as e:
+        RunSpec.from_json(_spec(**fields))
+    assert str(e.value) == message
+    assert RunSpec.from_json(_spec(n_components=2**63 - 1)).n_components == 2**63 - 1
+
+
+def test_memory_check_of_a_huge_k_is_a_memory_error_not_an_overflow():
+    """The estimator itself takes any int K (scikit-learn's check has no upper bound): its
+    memory check words any size without converting to float."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from same.memory import check_fit_memory
+
+    with pytest.raises(MemoryError) as e:
+        check_fit_memory("same", 10**400, 6906)
+    assert str(e.value).startswith(
+        "same with n_components=1000...0 (401 digits) × 6906 words: its φ arrays need at "
+        "least 1286...0 (397 digits) GiB, more than the ")
+    with pytest.raises(MemoryError, match=r"an integer of about 5001 digits × 10 words"):
+        check_fit_memory("same", 10**5000, 10)
+    with pytest.raises(MemoryError, match=r"^same with n_components=1000\.\.\.0 \(401 digits\)"):
+        SameLDA(n_components=10**400, max_iter=1).fit(sp.csr_matrix(np.ones((3, 4))))
+
+
+def test_tuning_json_with_a_key_given_twice_is_refused(tmp_path):
+    from same.tuning import TuningError, load_tuning
+
+    path = tmp_path / "tuning.json"
+    path.write_text('{"artefact": "x", "chosen": {}, "chosen": {"same": {}}}')
+    with pytest.raises(TuningError) as e:
+        load_tuning(path)
+    assert f"{path}: key 'chosen' is given twice; give each key once" in str(e.value)
+    assert str(e.value).count("\n") == 0
+
+
+def _cli_cases(tmp: Path) -> list[tuple[list[str], str]]:
+    """(argv, the one stderr line) of bad inputs to ``same-lda`` (files made under ``tmp``)."""
+    def write(name, data: bytes) -> str:
+        (tmp / name).write_bytes(data)
+        return str(tmp / name)
+
+    dup = write("dup.json", (_spec()[:-1] + ', "budget": 3}').encode())
+    latin1_text = (_spec()[:-1] + ', "label": "café"}').encode("latin-1")
+    latin1 = write("latin1.json", latin1_text)
+    (tmp / "folder.json").mkdir()
+    fit = ["--split", "s.npz", "--out", "o"]
+    syn = '{"like": "kos", "fraction": 0.01, "n_topics": 3, "fraction": 0.5}'
+    return [
+        (["fit", "--spec", _spec(backend="cupy"), *fit],
+         "backend='cupy' needs CuPy: pip install 'same-lda[cuda12]' (or [cuda13])"),
+        (["fit", "--spec", _spec(n_components=10**400), *fit],
+         f"n_components: 1000...0 (401 digits) {TOO_LARGE}"),
+        (["fit", "--spec", _spec(params={"n_copies": 10**400}), *fit],
+         f"n_copies: 1000...0 (401 digits) {TOO_LARGE}"),
+        (["fit", "--spec", '{"n": 1' + "0" * 5000 + "}", *fit],
+         "--spec: the integer 1000... (5001 digits) is too large"),
+        (["fit", "--spec", "[" * 100_000, *fit], "--spec: nested too deeply to read"),
+        (["fit", "--spec", _spec()[:-1] + ', "n_components": 7}', *fit],
+         "--spec: key 'n_components' is given twice; give each key once"),
+        (["fit", "--spec", f"@{dup}", *fit], f"{dup}: key 'budget' is given twice; give each "
+                                             "key once"),
+        (["fit", "--spec", f"@{tmp}/missing.json", *fit],
+         f"spec file {tmp}/missing.json: No such file or directory"),
+        (["fit", "--spec", f"@{tmp}/folder.json", *fit],
+         f"spec file {tmp}/folder.json: Is a directory"),
+        (["fit", "--spec", f"@{latin1}", *fit],
+         f"spec file {latin1}: not UTF-8 text (invalid continuation byte at byte "
+         f"{latin1_text.index(0xE9)})"),
+        (["fit", "--spec", "[1, 2]", *fit], "--spec: a run spec is a JSON object, got list"),
+        (["synthesize", "--name", "toy", "--spec", syn, "--out", "c.npz"],
+         "--spec: key 'fraction' is given twice; give each key once"),
+    ]
+
+
+def test_cli_bad_inputs_end_in_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    """Each bad input: exit status 2 and exactly one stderr line, ``same-lda: error: ...``
+    (a missing backend was a 29-line traceback, a huge K an OverflowError's; a key given
+    twice was silently the last one), and nothing written."""
+    from same import cli
+
+    monkeypatch.setitem(__import__("sys").modules, "cupy", None)  # a machine without CuPy
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for argv, line in _cli_cases(tmp_path):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err == f"same-lda: error: {line}\n", (argv[:3], err)
+    assert list(work.iterdir()) == []
+
+
+def test_cli_cupy_without_a_device_is_one_line(monkeypatch, capsys):
+    import sys
+    import types
+
+    from same import cli
+
+    def no_driver():
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device\n is detected")
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDeviceCount=no_driver)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    assert cli.main(["fit", "--spec", _spec(backend="cupy"), "--split", "s.npz", "--out",
+                     "o"]) == 2
+    assert capsys.readouterr().err == (
+        "same-lda: error: backend='cupy' needs a CUDA device: cudaErrorNoDevice: no "
+        "CUDA-capable device is detected\n")
+
+
+def test_cli_overflow_is_one_line_a_bug_keeps_its_traceback(monkeypatch, capsys):
+    """OverflowError (a number too large for numpy or numba) is the user's; TypeError (or a
+    RuntimeError other than the backend's) is ours: it propagates with its traceback."""
+    import same.runner
+    from same import cli
+
+    argv = ["fit", "--spec", _spec(), "--split", "s.npz", "--out", "o"]
+
+    def raising(exc):
+        def run(*args, **kwargs):
+            raise exc
+        return run
+
+    monkeypatch.setattr(same.runner, "run", raising(OverflowError("Python int too large to "
+                                                                  "convert to C long")))
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == ("same-lda: error: Python int too large to convert to C "
+                                       "long\n")
+    for bug in (TypeError("unsupported operand"), RuntimeError("dictionary changed size")):
+        monkeypatch.setattr(same.runner, "run", raising(bug))
+        with pytest.raises(type(bug)):
+            cli.main(argv)

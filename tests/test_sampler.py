@@ -372,10 +372,22 @@ def test_bad_parameters(params, pattern):
                             r"words\)"),
     (np.zeros((2, 2)), r"X holds no tokens"),
     (np.ones(3), r"Expected 2D array, got 1D array instead"),
+    # issue 36: the input gate (same.counts.validate_counts), before any compiled code
+    (sp.csr_matrix((np.array([1, 2]), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 3)),
+     r"^X: word index 5 out of range 0\.\.2$"),
+    (sp.csr_matrix((np.array([1, 2]), np.array([0, 1]), np.array([0, 2, 1])), shape=(2, 3)),
+     r"^X: indptr decreases at row 1$"),
+    (np.array([[1 + 1j, 0]]), r"^X: Complex data not supported$"),
+    (np.array([[2**60, 1]]), r"^X: count 1152921504606846976 of document 0, word 0 exceeds "
+                             r"2\^53 = 9007199254740992, the largest whole number held exactly "
+                             r"in float64$"),
+    (sp.coo_array(np.array([1, 2])), r"^X: expected a 2-D count matrix \(documents × words\), "
+                                     r"got shape \(2,\)$"),
 ])
 def test_bad_counts(X, pattern):
-    with pytest.raises(ValueError, match=pattern):
+    with pytest.raises(ValueError, match=pattern) as caught:
         SameLDA(n_components=2).fit(X)
+    assert "\n" not in str(caught.value)  # one line, scikit-learn's messages included
 
 
 @pytest.mark.parametrize("param", ["batch_size", "n_components", "n_copies", "n_inner", "max_iter",

@@ -13,7 +13,7 @@ from test_runs import load_config
 
 from same import cli
 from same.provenance import write_json
-from same.rundir import RUN_KIND, trace_text
+from same.rundir import RUN_KIND, seal_meta, trace_text
 from same.runner import RunSpec, run
 from same.runs import plan_runs, spec_for
 from same.split import load_split, validation_split
@@ -124,13 +124,13 @@ def _planted_run(root: Path, label: str, point: dict, ll: float, ll_bidmach: flo
     d = root / label / "K3" / "seed0"
     d.mkdir(parents=True)
     (d / "trace.csv").write_text(text)
-    write_json(d / "meta.json", {
+    write_json(d / "meta.json", seal_meta({
         "artefact": RUN_KIND, "label": label, "dataset": "toy",
         "settings": {"method": "same", "budget": 3, "checkpoints": "final", "seed": 0,
                      "params": {"n_copies": 5, **point}},
         "split": {"sha256": split_sha, "scored_on": scored_on, "validation_fraction": 0.1,
                   "scored_docs_sha256": "v" * 64 if scored_on != "test documents" else "t" * 64},
-        "evaluator": {}, "trace_sha256": hashlib.sha256(text.encode()).hexdigest()})
+        "evaluator": {}, "trace_sha256": hashlib.sha256(text.encode()).hexdigest()}))
     return d / "trace.csv"
 
 

@@ -16,6 +16,7 @@ import contextlib
 import numpy as np
 
 from ..backend import array_module
+from ..structure import check_compressed
 from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
 from .finite import check_finite, raise_if_not_finite
 
@@ -65,6 +66,32 @@ def _check(name, a, ndim, dtype_kind=None):
         raise ValueError(f"{name} has dtype {a.dtype}, expected kind {dtype_kind!r}")
 
 
+def _check_block(fn, indptr, indices, doc_topic, topic_word_t, **per_nonzero):
+    """What a kernel's reads of a CSR block depend on: ranks, dtypes, θ's rows and K, one
+    entry per nonzero in each ``per_nonzero`` array; on the CPU also ``indptr`` from 0 to nnz,
+    non-decreasing, and every word index in [0, rows of φᵀ)
+    (:func:`same.structure.check_compressed`: vectorised NumPy, ~8 µs for 18k nonzeros).  On
+    CuPy nothing that reads device memory (no synchronisation): its blocks come from a host
+    matrix that passed the input gate (:func:`same.counts.validate_counts`).  ValueError."""
+    _check("indptr", indptr, 1, "iu")
+    _check("indices", indices, 1, "iu")
+    _check("doc_topic", doc_topic, 2, "f")
+    _check("topic_word_t", topic_word_t, 2, "f")
+    if doc_topic.shape[0] != indptr.shape[0] - 1:
+        raise ValueError(f"doc_topic has {doc_topic.shape[0]} rows, indptr describes "
+                         f"{indptr.shape[0] - 1} documents")
+    if doc_topic.shape[1] != topic_word_t.shape[1]:
+        raise ValueError(f"doc_topic has K={doc_topic.shape[1]}, topic_word_t has "
+                         f"K={topic_word_t.shape[1]}")
+    nnz = indices.shape[0]
+    for name, a in per_nonzero.items():
+        if a.shape != (nnz,):
+            raise ValueError(f"{fn}: {name} has shape {a.shape}, expected ({nnz},): one entry "
+                             "per nonzero")
+    check_compressed(indptr, indices, doc_topic.shape[0], topic_word_t.shape[0], fn,
+                     values=_cpu(array_module(doc_topic)))
+
+
 def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
     """Sampled dense-dense product over a CSR pattern: μ_j = Σ_k θ_dk φ_kw_j.
 
@@ -82,18 +109,11 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out=None):
     Raises
     ------
     ValueError
-        Mismatched shapes or dtypes.
+        Mismatched shapes or dtypes; on the CPU a malformed CSR pattern (``indptr`` not
+        from 0 to nnz or decreasing, a word index outside [0, W)): ``_check_block``.
     """
-    _check("indptr", indptr, 1, "iu")
-    _check("indices", indices, 1, "iu")
-    _check("doc_topic", doc_topic, 2, "f")
-    _check("topic_word_t", topic_word_t, 2, "f")
-    if doc_topic.shape[0] != indptr.shape[0] - 1:
-        raise ValueError(f"doc_topic has {doc_topic.shape[0]} rows, indptr describes "
-                         f"{indptr.shape[0] - 1} documents")
-    if doc_topic.shape[1] != topic_word_t.shape[1]:
-        raise ValueError(f"doc_topic has K={doc_topic.shape[1]}, topic_word_t has "
-                         f"K={topic_word_t.shape[1]}")
+    _check_block("sddmm", indptr, indices, doc_topic, topic_word_t,
+                 **({} if out is None else {"out": out}))
     if topic_word_t.dtype != doc_topic.dtype:
         raise ValueError(f"dtype mismatch: doc_topic {doc_topic.dtype}, "
                          f"topic_word_t {topic_word_t.dtype}")
@@ -142,10 +162,12 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     Raises
     ------
     ValueError
-        Mismatched shapes or dtypes, m ≤ 0, or NaN/inf in θ, φ or μ.
+        Mismatched shapes or dtypes, m ≤ 0, NaN/inf in θ, φ or μ; on the CPU a malformed
+        CSR pattern (``indptr`` not from 0 to nnz or decreasing, a word index outside
+        [0, W)): ``_check_block``.
     """
-    _check("indptr", indptr, 1, "iu")
-    _check("doc_topic", doc_topic, 2, "f")
+    _check_block("sample_accumulate", indptr, indices, doc_topic, topic_word_t, data=data,
+                 mu=mu)
     _check("doc_topic_out", doc_topic_out, 2, "i")
     n_docs, n_topics = doc_topic.shape
     if doc_topic_out.shape != (n_docs, n_topics):
@@ -155,8 +177,6 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
                                        or topic_word_out.dtype.kind != "i"):
         raise ValueError(f"topic_word_out must be an integer array of shape "
                          f"{topic_word_t.shape}, got {topic_word_out.dtype} {topic_word_out.shape}")
-    if mu.shape != indices.shape or data.shape != indices.shape:
-        raise ValueError("mu, data and indices must have one entry per nonzero")
     if not n_samples > 0 or not np.isfinite(n_samples):
         raise ValueError(f"n_samples must be a positive finite number, got {n_samples!r}")
     check_finite(doc_topic=doc_topic, topic_word=topic_word_t, mu=mu)
@@ -231,8 +251,11 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     Raises
     ------
     ValueError
-        NaN/inf in θ or φ; ``carry_key`` without a ``carry_out`` of θ's shape.
+        NaN/inf in θ or φ; ``carry_key`` without a ``carry_out`` of θ's shape; mismatched
+        shapes, or on the CPU a malformed CSR block (``_check_block``).
     """
+    _check_block("summed_t_sweeps", block.indptr, block.indices, theta, phi_t,
+                 data=block.data, ratio_out=ratio_out)
     check_finite(doc_topic=theta, topic_word=phi_t)
     if carry_key is not None and (carry_out is None or carry_out.shape != theta.shape):
         raise ValueError(f"carry_out must be an array of shape {theta.shape} with carry_key")
@@ -268,7 +291,17 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
     ``key`` (:func:`same.kernels.elements.draw_nonzero`).  p_out : (W, K) int32, overwritten.
     Word-major over the block's CSC order, no atomics
     (:func:`same.kernels.elements.summed_p_word`, on the CPU and the GPU alike).
+
+    Raises
+    ------
+    ValueError
+        NaN/inf in θ or φ; mismatched shapes (``p_out`` not φᵀ's), or on the CPU a
+        malformed CSR block (``_check_block``).
     """
+    _check_block("summed_p_sweep", block.indptr, block.indices, theta, phi_t,
+                 data=block.data, ratio=ratio)
+    if p_out.shape != phi_t.shape:
+        raise ValueError(f"p_out has shape {p_out.shape}, expected {phi_t.shape}")
     check_finite(doc_topic=theta, topic_word=phi_t)
     xp = array_module(theta)
     if _cpu(xp):
@@ -295,7 +328,16 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
 
     phi_t : (W, K) float32 φᵀ; p_t : (W, K) int32 Pᵀ; row_total : (K,) float32 moving average of
     φ̂'s row totals, updated in place.  Returns (phi_t, row_total).
+
+    Raises
+    ------
+    ValueError
+        ``p_t`` not of φᵀ's shape, or ``row_total`` not of shape (K,).
     """
+    _check("phi_t", phi_t, 2, "f")
+    if p_t.shape != phi_t.shape or row_total.shape != phi_t.shape[1:]:
+        raise ValueError(f"incnorm: p_t {p_t.shape} and row_total {row_total.shape} do not "
+                         f"match phi_t {phi_t.shape}")
     xp = array_module(phi_t)
     if _cpu(xp):
         from .cpu import incnorm_t

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..atomic import atomic_write
+from ..outputs import check_target, figure_kind, write_file
 from .paper import METHOD_NAMES
 from .traces import configuration_frame, configurations, first_seed, test_traces
 from .verdicts import METRICS
@@ -43,13 +43,18 @@ def figure_caption(name: str, setting: str) -> str:
     return setting + CAPTION_NOTES.get(name, "")
 
 
-def _save(fig, outputs: Sequence[str | os.PathLike]) -> None:
-    for out in outputs:
-        out = Path(out)
+def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
+    """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.outputs`'s rules:
+    every target, and each (path, kind) of ``also`` (the figure's other outputs), is checked
+    before any is written; an existing figure is replaced only when Matplotlib made it."""
+    targets = [(Path(out), figure_kind(Path(out).suffix.lstrip("."))) for out in outputs]
+    for out, kind in [*targets, *also]:
+        check_target(out, kind)
+    for out, kind in targets:
         fmt = out.suffix.lstrip(".")
         meta = {"CreationDate": None} if fmt == "pdf" else None  # byte-identical reruns
-        atomic_write(out, lambda f, fmt=fmt, meta=meta: fig.savefig(
-            f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta))
+        write_file(out, lambda f, fmt=fmt, meta=meta: fig.savefig(
+            f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta), kind)
 
 
 def _band(ax, df, x, label, color, style="-", y="ll"):
@@ -207,8 +212,9 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
+    from ..outputs import text_kind
     from ..runs import SENS_MAIN_LABEL
-    from .tables import write_csv
+    from .tables import csv_text, write_csv
     from .traces import final_ll
 
     main = first_seed(df[df["label"] == SENS_MAIN_LABEL])
@@ -246,7 +252,7 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
                  "on validation documents",
                  fontsize=10)
     fig.tight_layout()
-    _save(fig, outputs)
+    _save(fig, outputs, also=[(csv_path, text_kind("table", csv_text(rows)))])
     plt.close(fig)
     write_csv(rows, csv_path)
     return rows

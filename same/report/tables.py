@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_write
+from ..outputs import check_target, text_kind, write_text
 from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
 from .traces import (
     configuration_frame,
@@ -22,31 +21,53 @@ from .traces import (
     twinned_labels,
 )
 
-__all__ = ["write_csv", "convergence_reference", "table1_rows", "table2_rows", "table1", "table2",
+__all__ = ["write_csv", "csv_text", "convergence_reference", "table1_rows", "table2_rows",
+           "table1", "table2",
            "time_to_quality_rows", "time_to_quality", "write_table", "topic_recovery_rows",
            "topic_recovery_table"]
 
 
-def write_csv(rows: list[dict], csv_path) -> None:
-    """Rows as a CSV file, written atomically."""
+def csv_text(rows: list[dict]) -> str:
+    """Rows as CSV text (a header row, then one line per row)."""
     import pandas as pd
 
-    text = pd.DataFrame(rows).to_csv(index=False)
-    atomic_write(Path(csv_path), lambda f: f.write(text.encode()))
+    return pd.DataFrame(rows).to_csv(index=False)
 
 
-def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence[str]) -> None:
-    """Rows as CSV and as a Markdown table (4 significant digits, — for missing) with notes."""
+def write_csv(rows: list[dict], csv_path, inputs=()) -> None:
+    """Rows as a CSV file, by :mod:`same.outputs`'s rules (an existing file is replaced only
+    when its header row is this table's; never one of ``inputs``)."""
+    text = csv_text(rows)
+    write_text(csv_path, text, text_kind("table", text), inputs=inputs)
+
+
+def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence[str],
+                inputs=()) -> None:
+    """Rows as CSV and as a Markdown table (4 significant digits, — for missing) with notes.
+
+    Both targets are checked before either is written (:mod:`same.outputs`: an existing one
+    is replaced only when its first line, header row or title, is this table's).
+
+    Raises
+    ------
+    same.outputs.OutputError
+        A target is not an earlier table of ours, or is (holds) one of ``inputs``.
+    """
     import pandas as pd
 
     df = pd.DataFrame(rows)
-    write_csv(rows, csv_path)
     shown = df.astype(object).map(
         lambda v: "—" if v is None or (isinstance(v, float) and np.isnan(v)) else
         f"{v:.4g}" if isinstance(v, float) else str(v))
     text = "\n".join([f"# {title}", "", shown.to_markdown(index=False, disable_numparse=True), ""]
                      + [f"- {n}" for n in notes] + [""])
-    atomic_write(Path(md_path), lambda f: f.write(text.encode()))
+    csv = csv_text(rows)
+    targets = [(csv_path, csv, text_kind("table", csv)),
+               (md_path, text, text_kind("table", text))]
+    for path, _, kind in targets:
+        check_target(path, kind, inputs)
+    for path, body, kind in targets:
+        write_text(path, body, kind, inputs=inputs)
 
 
 def convergence_reference(df) -> float:
@@ -255,5 +276,6 @@ def topic_recovery_table(df, models: dict, truth_path, csv_path, md_path, settin
                  "two distinct true topics: a matched TV near it means the topic was not "
                  "recovered.",
                  "Held-out ll as in every other table (document completion, nats/token); the "
-                 "oracle row scores the true topics with the same evaluator and α."])
+                 "oracle row scores the true topics with the same evaluator and α."],
+                inputs=[truth_path, split_path, *models.values()])
     return rows

@@ -14,8 +14,13 @@ from same.sampler import SameLDA
 from same.scale_data import describe
 from same.tuning import tuned_twins
 
+# Config values reach a shell command only as params given by a function (Snakemake reads
+# braces in a plain string param as wildcards) and formatted quoted ({params.cache:q}; a list
+# as its quoted items): a path holding spaces, quotes, `;`, `$(...)` or a newline is one
+# argument, never shell code (tests/test_hostile_paths.py).
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
-DATA_DIR_ARG = f"--data-dir {Path(config['data_dir']).resolve()}" if config.get("data_dir") else ""
+DATA_DIR_ARGS = (["--data-dir", str(Path(config["data_dir"]).resolve())] if config.get("data_dir")
+                 else [])
 CONDA_ENV = "../envs/same-lda.yaml"
 
 # synthetic datasets (config `synthetic:`, the scale profile): drawn from LDA by rule

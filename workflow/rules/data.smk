@@ -8,8 +8,8 @@ rule split:
     params:
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
-        cache=CACHE_DIR,
-        data_dir=DATA_DIR_ARG,
+        cache=lambda wc: CACHE_DIR,
+        data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/corpus.py", "same/split.py"),
     log:
         "results/logs/split/{dataset}.log",
@@ -18,9 +18,9 @@ rule split:
     conda:
         CONDA_ENV
     shell:
-        "SAME_CACHE_DIR={params.cache} python -m same split --dataset {wildcards.dataset} "
-        "{params.data_dir} --test-fraction {params.fraction} --seed {params.seed} "
-        "--out {output.split} > {log} 2>&1"
+        "SAME_CACHE_DIR={params.cache:q} python -m same split --dataset {wildcards.dataset:q} "
+        "{params.data_dir:q} --test-fraction {params.fraction:q} --seed {params.seed:q} "
+        "--out {output.split:q} > {log:q} 2>&1"
 
 
 # Synthetic datasets (config `synthetic:`): an LDA corpus of a UCI corpus's shape with its true
@@ -38,8 +38,8 @@ rule synthesize:
     conda:
         CONDA_ENV
     shell:
-        "python -m same synthesize --name {wildcards.dataset} --spec {params.spec:q} "
-        "--out {output.corpus} > {log} 2>&1"
+        "python -m same synthesize --name {wildcards.dataset:q} --spec {params.spec:q} "
+        "--out {output.corpus:q} > {log:q} 2>&1"
 
 
 rule split_synthetic:
@@ -60,8 +60,8 @@ rule split_synthetic:
     conda:
         CONDA_ENV
     shell:
-        "python -m same split --corpus {input.corpus} --test-fraction {params.fraction} "
-        "--seed {params.seed} --out {output.split} > {log} 2>&1"
+        "python -m same split --corpus {input.corpus:q} --test-fraction {params.fraction:q} "
+        "--seed {params.seed:q} --out {output.split:q} > {log:q} 2>&1"
 
 
 ruleorder: split_synthetic > split

@@ -17,7 +17,7 @@ rule fit:
         spec=fit_spec,
         out=lambda wc, output: str(Path(output.trace).parent),
         code=FIT_CODE,
-        tuning=lambda wc, input: f"--tuning {input.tuning}" if "tuning" in input.keys() else "",
+        tuning=lambda wc, input: ["--tuning", input.tuning] if "tuning" in input.keys() else [],
     threads: config["threads"]
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,
@@ -28,5 +28,5 @@ rule fit:
     conda:
         CONDA_ENV
     shell:
-        "python -m same fit --spec {params.spec:q} --split {input.split} "
-        "--out {params.out} {params.tuning} --no-progress > {log} 2>&1"
+        "python -m same fit --spec {params.spec:q} --split {input.split:q} "
+        "--out {params.out:q} {params.tuning:q} --no-progress > {log:q} 2>&1"

@@ -253,7 +253,7 @@ rule scaling:
         f"{REPORT_DIR}/scaling/same_cpu.json",
     params:
         code=PACKAGE_CODE,
-        factors=" ".join(str(f) for f in config["scaling"]["factors"]),
+        factors=config["scaling"]["factors"],
         n_components=K,
         n_copies=lambda wc: SameLDA(**RUNS["same"]["params"]).n_copies,
         sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
@@ -269,9 +269,9 @@ rule scaling:
     conda:
         CONDA_ENV
     shell:
-        "python -m same.scaling --factors {params.factors} --n-components {params.n_components} "
-        "--n-copies {params.n_copies} --sampler {params.sampler} --threads {params.threads} "
-        "--out {output} > {log} 2>&1"
+        "python -m same.scaling --factors {params.factors:q} --n-components {params.n_components:q} "
+        "--n-copies {params.n_copies:q} --sampler {params.sampler:q} --threads {params.threads:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule claims:
