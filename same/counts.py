@@ -7,9 +7,8 @@ zeros).  The caller's matrix is never modified.  :func:`validate_counts` checks,
 1. the structure of a sparse matrix's raw parts (``check_compressed`` for CSR, CSC, BSR
    and LIL's lists flattened to CSR; row and column ranges for COO, and for DOK and DIA
    after SciPy's own conversion to COO), before any SciPy or scikit-learn call that trusts
-   them: a non-monotone
-   ``indptr`` or an index ≥ W crashes compiled code (SIGSEGV, or heap corruption seen as
-   SIGABRT), it does not raise;
+   them: a non-monotone ``indptr`` or an index ≥ W crashes compiled code (SIGSEGV, or heap
+   corruption seen as SIGABRT), it does not raise;
 2. the values, by scikit-learn's ``check_array`` and ``check_non_negative``: 2-D, at least
    one document and one word, a real numeric dtype (bool counts as 0/1), finite, ≥ 0; and
    no count above :data:`MAX_COUNT`;
@@ -18,9 +17,8 @@ zeros).  The caller's matrix is never modified.  :func:`validate_counts` checks,
    int32, int64, float32 or float64.  A canonical CSR matrix of one of those four dtypes
    (every split the runner trains on) is not copied: its arrays pass through unchanged.
 
-:func:`same.structure.check_compressed` is the one structural check: the gate, our own ``.npz``
-artefacts (:func:`same.artefact.csr_from_parts`) and the kernels' dispatch (:mod:`same.kernels`)
-call it.
+:func:`same.structure.check_compressed` is the one structural check (also of our ``.npz``
+artefacts and in the kernels' dispatch).
 """
 
 from __future__ import annotations
@@ -158,9 +156,8 @@ def _sound_dense(X, name: str):
 
 @contextmanager
 def _one_line(name: str):
-    """A ValueError of the block (scikit-learn's may span lines) as one line naming ``name``:
-    its lines of text joined, without the array it prints (lines that do not start with a
-    letter, or start with ``array=``)."""
+    """A ValueError of the block (scikit-learn's may span lines) as one line naming ``name``,
+    without the array it prints (lines not starting with a letter, or with ``array=``)."""
     try:
         yield
     except ValueError as exc:
@@ -258,9 +255,8 @@ def canonical_csr(X, name: str = "X", require_tokens: bool = True) -> sp.csr_mat
     """A checked matrix (dense, CSR or COO; :func:`validate_counts`) as canonical CSR.
 
     Duplicates are summed in a widened copy: int64 for integers and booleans (float64 when
-    their largest value times nnz could reach 2^63), float64 for floats; a dtype outside
-    int32/int64/float32/float64 is widened likewise.  A canonical CSR matrix of one of
-    those dtypes is returned as it is, a matrix with stored zeros without them (a copy).
+    their largest value times nnz could reach 2^63), float64 for floats; other dtypes than
+    int32/int64/float32/float64 are widened likewise; a canonical CSR of those passes as is.
 
     Raises
     ------

@@ -1,14 +1,10 @@
 """Held-out split for document-completion evaluation (Wallach et al. 2009, document completion).
 
-A seeded fraction of documents is held out.  Each held-out document's tokens
-are split in two halves binomially per count: for every nonzero c_dw,
-``observed ~ Binomial(c_dw, 1/2)`` and ``heldout = c_dw - observed``.  The
-evaluator folds θ in on the observed half and scores the held-out half.
-:func:`validation_split` carves validation documents out of the training documents
-the same way (for choosing settings without the test documents).
-
-The split is an ``.npz`` artifact with a SHA-256 of its content, so every
-method in a comparison is trained and scored on exactly the same tokens.
+A seeded fraction of documents is held out; for every nonzero c_dw of a held-out document
+``observed ~ Binomial(c_dw, 1/2)`` and ``heldout = c_dw - observed``.  The evaluator folds θ
+in on the observed half and scores the held-out half.  :func:`validation_split` carves
+validation documents out of the training documents the same way.  The split is an ``.npz``
+with a SHA-256 of its content: every method is trained and scored on the same tokens.
 """
 
 from __future__ import annotations
@@ -46,6 +42,7 @@ _REMEDY = "rerun `same-lda split` to rewrite it"
 _MATRICES = ("train", "test_observed", "test_heldout")
 _KEYS = ("meta", "train_docs", "test_docs",
          *(f"{m}_{p}" for m in _MATRICES for p in ("data", "indices", "indptr", "shape")))
+
 
 @dataclass
 class HeldOutSplit:
@@ -85,8 +82,7 @@ class HeldOutSplit:
         return (self.test_observed + self.test_heldout).tocsr()
 
     def checksum(self) -> str:
-        """SHA-256 over every array and the provenance fields; computed once per split (its
-        arrays are never changed), so verifying it at load and recording it costs one pass."""
+        """SHA-256 over every array and the provenance fields, computed once per split."""
         if getattr(self, "_digest", None) is None:
             h = hashlib.sha256()
             h.update(self._provenance().encode())
@@ -138,16 +134,14 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     Parameters
     ----------
     corpus : Corpus or sparse matrix of shape (n_docs, n_words), non-negative integer counts
-    test_fraction : float in (0, 1)
-        Fraction of documents held out (rounded, at least 1, at most n_docs - 1).
-    seed : int
-        Seeds both the document choice and the binomial halves (NumPy PCG64).
+    test_fraction : float in (0, 1), documents held out (rounded, 1 to n_docs - 1)
+    seed : int, seeds the document choice and the binomial halves (NumPy PCG64)
 
     Raises
     ------
     ValueError
-        ``test_fraction`` outside (0, 1); fewer than 2 documents; non-integer
-        or negative counts.
+        ``test_fraction`` outside (0, 1); fewer than 2 documents; counts refused by the
+        input gate (:func:`same.counts.validate_counts`, naming ``corpus``).
     """
     if not (isinstance(test_fraction, (int, float)) and 0 < test_fraction < 1):
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")

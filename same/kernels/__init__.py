@@ -3,10 +3,9 @@
 Each function takes arrays of one backend (NumPy or CuPy) and routes them to that
 backend's kernel: numba on CPU (:mod:`same.kernels.cpu`, per-element code in
 :mod:`same.kernels.elements`), CUDA on GPU (:mod:`same.kernels.cuda`, or CuPy array
-expressions where no custom kernel is needed).  Importing this module never
-initialises CUDA.  Counts T and P are int32 throughout: exact up to 2^31 − 1 per cell,
-i.e. as long as m × (occurrences of one word in one minibatch) stays well below 2^31
-(PubMed, m = 100: about 4·10^7 for its most frequent word in a 1/20 minibatch).
+expressions where no custom kernel is needed); importing it never initialises CUDA.
+Counts T and P are int32: exact while m × (occurrences of one word in one minibatch) stays
+well below 2^31 (PubMed, m = 100: about 4·10^7 for its top word in a 1/20 minibatch).
 """
 
 from __future__ import annotations
@@ -36,10 +35,9 @@ _HOST_CUDA = False  # route NumPy arrays to the CUDA kernels (numba-cuda's simul
 def cuda_on_host():
     """Within this block NumPy arrays go to the CUDA kernels instead of the CPU ones.
 
-    For testing the GPU path without a GPU: under numba-cuda's simulator
-    (``NUMBA_ENABLE_CUDASIM=1`` set before numba is imported) the CUDA kernels run on host
-    arrays, so a whole :class:`same.sampler.SameLDA` fit can go through them
-    (tests/sim_cases.py).  On a machine with a GPU the kernels copy host arrays over.
+    For the GPU path without a GPU: under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``
+    before numba is imported) a whole SameLDA fit runs the CUDA kernels on host arrays
+    (tests/sim_cases.py); with a GPU the kernels copy host arrays over.
     """
     global _HOST_CUDA
     before, _HOST_CUDA = _HOST_CUDA, True
@@ -68,11 +66,10 @@ def _check(name, a, ndim, dtype_kind=None):
 
 def _check_block(fn, indptr, indices, doc_topic, topic_word_t, **per_nonzero):
     """What a kernel's reads of a CSR block depend on: ranks, dtypes, θ's rows and K, one
-    entry per nonzero in each ``per_nonzero`` array; on the CPU also ``indptr`` from 0 to nnz,
-    non-decreasing, and every word index in [0, rows of φᵀ)
-    (:func:`same.structure.check_compressed`: vectorised NumPy, ~8 µs for 18k nonzeros).  On
-    CuPy nothing that reads device memory (no synchronisation): its blocks come from a host
-    matrix that passed the input gate (:func:`same.counts.validate_counts`).  ValueError."""
+    entry per nonzero in each ``per_nonzero`` array; on the CPU also the structure
+    (:func:`same.structure.check_compressed`, ~8 µs for 18k nonzeros).  On CuPy nothing
+    that reads device memory: its blocks come from a host matrix that passed the input
+    gate.  ValueError."""
     _check("indptr", indptr, 1, "iu")
     _check("indices", indices, 1, "iu")
     _check("doc_topic", doc_topic, 2, "f")
