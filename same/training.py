@@ -16,7 +16,7 @@ from . import algorithm
 from .algorithm import StepSettings
 from .backend import doc_topic_host, doc_topic_store, get_xp, to_numpy
 from .counts import word_totals
-from .kernels import raise_if_not_finite
+from .kernels import deferred_checks
 from .memory import check_fit_memory
 from .params import param, renamed_values, step_settings
 
@@ -88,11 +88,12 @@ class TrainingMixin:
         if self._doc_topic is not None and doc_range is not None:
             theta = xp.ascontiguousarray(self._doc_topic[doc_range[0]:doc_range[1]])
         t0 = time.perf_counter()
-        state, theta, rho = algorithm.minibatch_step(state, block, self._settings(m_t, share),
-                                                     theta)
-        if xp is not np:
-            xp.cuda.get_current_stream().synchronize()
-            raise_if_not_finite()  # the step's deferred checks, read after its sync
+        with deferred_checks() as checks:  # this step's own device checks, no one else's
+            state, theta, rho = algorithm.minibatch_step(state, block,
+                                                         self._settings(m_t, share), theta)
+            if xp is not np:
+                xp.cuda.get_current_stream().synchronize()
+                checks.raise_if_not_finite()  # read after the step's sync
         self.train_seconds_ += time.perf_counter() - t0
         if theta is not None and doc_range is not None and self._doc_topic is not None:
             self._doc_topic[doc_range[0]:doc_range[1]] = theta

@@ -100,11 +100,39 @@ def test_a_step_synchronises_only_where_the_host_needs_a_result(cupy, corpus):
 def test_non_finite_state_is_refused_after_the_step(cupy):
     from same import kernels
 
-    kernels.check_finite(doc_topic=cupy.ones(3), mu=cupy.asarray([1.0, np.nan]))
-    assert not any(e[0] == "sync" for e in fake_cupy.LOG)
-    with pytest.raises(ValueError, match="^mu contains NaN or infinite values"):
-        kernels.raise_if_not_finite()
-    kernels.raise_if_not_finite()  # forgotten once read
+    with kernels.deferred_checks() as checks:
+        kernels.check_finite(doc_topic=cupy.ones(3), mu=cupy.asarray([1.0, np.nan]))
+        assert not any(e[0] == "sync" for e in fake_cupy.LOG)
+        with pytest.raises(ValueError, match="^mu contains NaN or infinite values"):
+            checks.raise_if_not_finite()
+        checks.raise_if_not_finite()  # forgotten once read
+
+
+def test_a_direct_kernel_call_answers_for_its_own_inputs(cupy, corpus):
+    """Issue 40 item 2: a check queued by a call outside a fit (a benchmark's direct kernel
+    call) was read by the next fit, which was then refused for NaN it never had. A direct
+    call now reads its own check at once, and a fit only its own steps' checks."""
+    from same import kernels
+    from same.kernels import finite
+
+    bad = cupy.asarray([1.0, np.nan])
+    with pytest.raises(ValueError, match="^lam contains NaN or infinite values"):
+        kernels.poisson(bad, 7)
+    kernels.sddmm(cupy.asarray(np.array([0, 1], np.int32)), cupy.asarray(np.array([0], np.int32)),
+                  cupy.ones((1, 2), dtype=np.float32), cupy.ones((1, 2), dtype=np.float32))
+    assert finite._SCOPE.get() is None
+    _model("cupy", max_iter=1).fit(corpus)  # nothing of the calls above is read here
+
+
+def test_checks_queued_in_a_failed_scope_are_dropped(cupy, corpus):
+    """A step that fails after queueing leaves nothing for the next one."""
+    from same import kernels
+
+    with pytest.raises(RuntimeError, match="^elsewhere$"):
+        with kernels.deferred_checks():
+            kernels.check_finite(mu=cupy.asarray([np.nan]))
+            raise RuntimeError("elsewhere")
+    _model("cupy", max_iter=1).fit(corpus)
 
 
 def test_theta_stays_on_the_device_between_passes(cupy, corpus):

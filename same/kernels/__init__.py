@@ -17,15 +17,16 @@ import numpy as np
 from ..backend import array_module
 from ..structure import check_compressed
 from . import _cache  # noqa: F401  (first: every kernel module's cache is stamped by it)
-from .finite import check_finite, raise_if_not_finite
+from .finite import check_finite, deferred_checks, raise_if_not_finite
 
 #: CPU sweep: topics with λ below this are pooled into one Poisson(Σλ) count split
 #: categorically; above it they are drawn one by one. Both are exact; the threshold only
 #: sets the speed (1.0 was fastest on KOS, K=64, m=100, among 0.5 … 32).
 POOL = 1.0
 
-__all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "incnorm", "as_key", "check_finite", "raise_if_not_finite", "cuda_on_host", "POOL"]
+__all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep", "incnorm",
+           "as_key", "check_finite", "deferred_checks", "raise_if_not_finite", "cuda_on_host",
+           "POOL"]
 
 _WORKSPACE: dict = {}  # reusable per-range P buffers of the CPU sweep, by shape
 _HOST_CUDA = False  # route NumPy arrays to the CUDA kernels (numba-cuda's simulator)
