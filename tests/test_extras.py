@@ -42,3 +42,13 @@ def test_ci_resolves_both_gpu_installs():
     ci = (REPO / ".ci/run").read_text()
     assert "for extra in cuda12 cuda13" in ci
     assert 'pip install --dry-run --ignore-installed --quiet ".[test,$extra]"' in ci
+
+
+def test_every_numba_cuda_extra_keeps_numpy_below_2_5():
+    """numba-cuda 0.30.4 overloads np.row_stack, gone in NumPy 2.5: on an H100 with NumPy 2.5.2
+    every kernel test failed with AttributeError (results/gpu/h100_2026-11-26/), so each extra
+    that brings numba-cuda caps NumPy."""
+    log = REPO / "results/gpu/h100_2026-11-26/pytest_gpu_without_shim.log"
+    assert "module 'numpy' has no attribute 'row_stack'" in log.read_text()
+    for extra in ("gpu-sim", "cuda12", "cuda13"):
+        assert "numpy<2.5" in EXTRAS[extra], (extra, EXTRAS[extra])
