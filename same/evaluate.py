@@ -1,4 +1,5 @@
-"""The one held-out evaluator used for every method (document completion and BIDMach-style ll).
+"""The one held-out evaluator used for every method (document completion, BIDMach-style ll and
+left-to-right).
 
 Every method exports ``topic_word`` φ (K × W, rows sum to 1) and its α; this
 module, never the library that trained φ, turns them into a score.
@@ -22,9 +23,15 @@ BIDMach-style ll (for comparing with the paper's plots)
     *full* test documents, which are then scored with that θ (BIDMach
     ``LDAgibbs.evalfun``).  Optimistic: the scored tokens also fitted θ.
 
-Both work unchanged on NumPy and CuPy arrays.  Memory is bounded: documents are
-processed in chunks of at most ``chunk_nnz`` nonzeros, and no nnz × K array is
-ever formed (the SDDMM is a fused kernel).
+Left-to-right (whole documents)
+    log p(w_d | φ, α) of each *full* test document, θ integrated out, estimated by
+    sequential importance sampling with ``n_particles`` particles (Wallach et al. 2009;
+    Buntine 2009's unbiased form: :mod:`same.lefttoright`), summed and divided by the
+    test tokens [nats/token].  Fits no θ; seeded, so a φ always gets the same value.
+
+The first two work unchanged on NumPy and CuPy arrays (left-to-right copies φ to the host and
+runs on the CPU).  Memory is bounded: documents are processed in chunks of at most
+``chunk_nnz`` nonzeros, and no nnz × K array is ever formed (the SDDMM is a fused kernel).
 """
 
 from __future__ import annotations
@@ -37,14 +44,20 @@ import scipy.sparse as sp
 from .backend import array_module, sparse_module, to_backend, to_numpy
 from .counts import validate_counts
 from .kernels import sddmm
+from .lefttoright import DEFAULT_PARTICLES, DEFAULT_SEED, left_to_right
 
-__all__ = ["FOLD_IN_ITERS", "BIDMACH_INNER", "Evaluation", "fold_in", "log_likelihood",
-           "heldout_loglik", "bidmach_loglik", "evaluate", "check_topic_word"]
+__all__ = ["FOLD_IN_ITERS", "BIDMACH_INNER", "L2R_PARTICLES", "L2R_SEED", "Evaluation", "fold_in",
+           "log_likelihood", "heldout_loglik", "bidmach_loglik", "evaluate", "check_topic_word"]
 
 #: Fold-in iterations for document completion (fixed for every method and run).
 FOLD_IN_ITERS = 50
 #: Sweeps for the BIDMach-style ll (BIDMach ``uiter`` default).
 BIDMACH_INNER = 5
+#: Particles per document of the left-to-right estimate (see
+#: :data:`same.lefttoright.DEFAULT_PARTICLES`).
+L2R_PARTICLES = DEFAULT_PARTICLES
+#: Seed of the left-to-right particles (fixed for every method and run).
+L2R_SEED = DEFAULT_SEED
 #: Default bound on nonzeros per document chunk (θ rows, μ and c/μ per chunk).
 DEFAULT_CHUNK_NNZ = 1 << 22
 
@@ -56,10 +69,13 @@ class Evaluation:
     ll: float  #: document-completion held-out log-likelihood per token
     perplexity: float  #: exp(−ll)
     ll_bidmach: float  #: BIDMach-style ll (θ fitted on the scored tokens)
+    ll_l2r: float  #: left-to-right estimate of log p(w_d | φ, α) of the full test documents
     n_heldout_tokens: int
     n_test_tokens: int
     fold_in_iters: int
     bidmach_inner: int
+    l2r_particles: int  #: particles per document of ``ll_l2r``
+    l2r_seed: int  #: seed of ``ll_l2r``'s particles
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -304,14 +320,30 @@ def bidmach_loglik(topic_word, doc_topic_prior: float, counts, n_inner: int = BI
 
 
 def evaluate(topic_word, doc_topic_prior: float, split, n_iter: int = FOLD_IN_ITERS,
-             n_inner: int = BIDMACH_INNER, chunk_nnz: int = DEFAULT_CHUNK_NNZ) -> Evaluation:
-    """Score φ on a :class:`~same.split.HeldOutSplit` with both measures.
+             n_inner: int = BIDMACH_INNER, chunk_nnz: int = DEFAULT_CHUNK_NNZ,
+             n_particles: int = L2R_PARTICLES, l2r_seed: int = L2R_SEED) -> Evaluation:
+    """Score φ on a :class:`~same.split.HeldOutSplit` with the three measures.
+
+    Parameters
+    ----------
+    topic_word : (n_topics, n_words) array (NumPy or CuPy), float64 or float32, rows sum to 1
+    doc_topic_prior : α > 0
+    split : HeldOutSplit (its test_observed, test_heldout and test_full are scored)
+    n_iter : fold-in sweeps of document completion; n_inner : sweeps of the BIDMach-style ll
+    n_particles, l2r_seed : particles per document and seed of the left-to-right estimate
+        (:func:`same.lefttoright.left_to_right`)
+
+    Returns
+    -------
+    Evaluation: ll, ll_bidmach and ll_l2r in nats/token, perplexity = exp(−ll), the token
+    counts and the settings used.
 
     Raises
     ------
     ValueError
-        φ's vocabulary size differs from the split's, or φ/α invalid; a matrix of the split
-        failing the input gate (:func:`same.counts.validate_counts`: one line naming
+        φ's vocabulary size differs from the split's, or φ/α invalid; ``n_particles`` or
+        ``l2r_seed`` invalid (one line naming ``n_particles`` or ``seed``); a matrix of the
+        split failing the input gate (:func:`same.counts.validate_counts`: one line naming
         ``observed``, ``heldout`` or ``counts``, the test documents in full).
     """
     check_topic_word(topic_word)
@@ -323,7 +355,10 @@ def evaluate(topic_word, doc_topic_prior: float, split, n_iter: int = FOLD_IN_IT
     full = split.test_full
     ll_b = bidmach_loglik(topic_word, doc_topic_prior, full, n_inner=n_inner,
                           chunk_nnz=chunk_nnz)
-    return Evaluation(ll=ll, perplexity=float(np.exp(-ll)), ll_bidmach=ll_b,
+    ll_l = left_to_right(topic_word, doc_topic_prior, full, n_particles=n_particles,
+                         seed=l2r_seed)
+    return Evaluation(ll=ll, perplexity=float(np.exp(-ll)), ll_bidmach=ll_b, ll_l2r=ll_l,
                       n_heldout_tokens=int(split.test_heldout.data.sum()),
                       n_test_tokens=int(full.data.sum()), fold_in_iters=n_iter,
-                      bidmach_inner=n_inner)
+                      bidmach_inner=n_inner, l2r_particles=int(n_particles),
+                      l2r_seed=int(l2r_seed))

@@ -14,6 +14,9 @@ the rename).  What counts as an earlier output of a fit, which it may replace:
 
 meta.json records the SHA-256 of trace.csv (``trace_sha256``); :func:`check_trace` refuses a
 trace that does not match it, is shorter than its run's checkpoints, or holds a non-finite ll.
+A trace written before the left-to-right column ``ll_l2r`` existed (header
+:data:`LEGACY_TRACE_COLUMNS`) is still accepted: it is sealed and complete, it only lacks
+that measure.
 """
 
 from __future__ import annotations
@@ -28,16 +31,18 @@ from pathlib import Path
 
 from .outputs import Kind, check_target, is_temporary_of, writing_folder
 
-__all__ = ["OUTPUT_FILES", "TRACE_COLUMNS", "RUN_KIND", "RunDirError", "check_out_dir",
-           "writing_run_dir", "is_run_meta", "read_meta", "check_trace", "trace_text",
-           "json_sha256", "seal_meta", "META_SEAL"]
+__all__ = ["OUTPUT_FILES", "TRACE_COLUMNS", "LEGACY_TRACE_COLUMNS", "RUN_KIND", "RunDirError",
+           "check_out_dir", "writing_run_dir", "is_run_meta", "read_meta", "check_trace",
+           "trace_text", "json_sha256", "seal_meta", "META_SEAL"]
 
 #: What a fit writes into its output folder, and nothing else.
 OUTPUT_FILES = ("trace.csv", "model.npz", "meta.json")
 #: Columns of trace.csv, in order.
 TRACE_COLUMNS = ("method", "label", "pass", "iteration", "tokens_seen", "samples_per_word",
-                 "train_seconds", "ll", "perplexity", "ll_bidmach", "eval_seconds",
+                 "train_seconds", "ll", "perplexity", "ll_bidmach", "ll_l2r", "eval_seconds",
                  "native_score", "compile_seconds")
+#: Columns of a trace.csv written before ``ll_l2r`` (left-to-right) was added: still read.
+LEGACY_TRACE_COLUMNS = tuple(c for c in TRACE_COLUMNS if c != "ll_l2r")
 #: ``meta.json["artefact"]`` of a fit's output folder.
 RUN_KIND = "same-lda fit output"
 #: meta.json's key holding the SHA-256 of the rest of its content (:func:`seal_meta`).
@@ -173,7 +178,8 @@ def check_trace(trace_path: str | os.PathLike) -> tuple[dict, str]:
     (meta, the trace's text), so the reader parses what was checked without reading again.
 
     Checked: meta.json is a fit's (:func:`read_meta`) and records the trace's SHA-256, which
-    matches; the header is :data:`TRACE_COLUMNS`; the passes are exactly the checkpoints the
+    matches; the header is :data:`TRACE_COLUMNS` (or :data:`LEGACY_TRACE_COLUMNS`, a trace
+    written before ``ll_l2r`` existed); the passes are exactly the checkpoints the
     run's settings imply (:func:`same.methods.eval_points` of its budget, or the budget alone
     for ``checkpoints: final``): a trace cut short is refused, not read as a finished run;
     every ``ll`` is finite.
@@ -199,13 +205,14 @@ def check_trace(trace_path: str | os.PathLike) -> tuple[dict, str]:
                           f"or damaged since the fit wrote it); {_REMEDY}")
     text = raw.decode("utf-8", errors="replace")  # any damage then fails the checks below
     rows = list(csv.reader(io.StringIO(text)))
-    if not rows or tuple(rows[0]) != TRACE_COLUMNS:
+    if not rows or tuple(rows[0]) not in (TRACE_COLUMNS, LEGACY_TRACE_COLUMNS):
         raise RunDirError(f"{path}: header is not {','.join(TRACE_COLUMNS)}; {_REMEDY}")
+    header = tuple(rows[0])
     settings = meta.get("settings") or {}
     try:
         budget = int(settings["budget"])
         want = [budget] if settings.get("checkpoints") == "final" else eval_points(budget)
-        col = {c: i for i, c in enumerate(TRACE_COLUMNS)}
+        col = {c: i for i, c in enumerate(header)}
         passes = [int(r[col["pass"]]) for r in rows[1:]]
         lls = [float(r[col["ll"]]) for r in rows[1:]]
     except (KeyError, ValueError, IndexError, TypeError) as exc:

@@ -6,7 +6,8 @@ and writes into ``out_dir`` (by convention ``results/<dataset>/<label>/K<K>/seed
 
 - ``trace.csv``: one row per checkpoint: pass, iteration, tokens_seen,
   samples_per_word, train_seconds (evaluation and JIT compilation excluded), ll, perplexity,
-  ll_bidmach, eval_seconds, native_score (the library's own score, secondary);
+  ll_bidmach, ll_l2r (left-to-right, whole test documents), eval_seconds, native_score (the
+  library's own score, secondary), compile_seconds;
 - ``model.npz``: φ (float32), α, β, the split's vocabulary checksum and content checksum,
   sealed (:func:`same.artefact.save_npz`);
 - ``meta.json``: settings, threads, machine, versions, commit, split checksum, the trace's
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .artefact import ArtefactError, check_array, file_sha256, open_npz, remedied, save_npz
-from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, evaluate
+from .evaluate import BIDMACH_INNER, FOLD_IN_ITERS, L2R_PARTICLES, L2R_SEED, evaluate
 from .kernels.cpu import usable_threads
 from .memory import check_fit_memory
 from .methods import checkpoints, eval_points
@@ -66,7 +67,8 @@ def _trace_row(spec: RunSpec, label: str, phi, info: dict, split: HeldOutSplit) 
             "iteration": info["iteration"], "tokens_seen": int(info["tokens_seen"]),
             "samples_per_word": info["samples_per_word"], "train_seconds": info["train_seconds"],
             "ll": ev.ll, "perplexity": ev.perplexity, "ll_bidmach": ev.ll_bidmach,
-            "eval_seconds": time.perf_counter() - t0, "native_score": info.get("native_score"),
+            "ll_l2r": ev.ll_l2r, "eval_seconds": time.perf_counter() - t0,
+            "native_score": info.get("native_score"),
             "compile_seconds": info.get("compile_seconds")}
 
 
@@ -207,7 +209,8 @@ def _meta(spec, used, split, split_path, parent, dataset, label, rows, pools, tr
         "threads": {"requested": spec.threads, "used": used.threads, "numba": set_threads(None),
                     "threadpools": pools,
                     "tomotopy_workers": used.threads if spec.method == "cgs" else None},
-        "evaluator": {"fold_in_iters": FOLD_IN_ITERS, "bidmach_inner": BIDMACH_INNER},
+        "evaluator": {"fold_in_iters": FOLD_IN_ITERS, "bidmach_inner": BIDMACH_INNER,
+                      "l2r_particles": L2R_PARTICLES, "l2r_seed": L2R_SEED},
         "wall_seconds": wall_seconds,
         "final": rows[-1] if rows else None,
         "trace_sha256": hashlib.sha256(trace.encode()).hexdigest(),

@@ -113,7 +113,7 @@ def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None
     for m, label in m_sweep_labels(config).items():
         if label != "same":
             extra = {"sampler": m_sampler} if m_sampler else {}
-            runs.add(label, run("same", s["passes"],
+            runs.add(label, run("same", s.get("m_sweep_passes", s["passes"]),
                                 same_params(config, n_copies=m, **extra), seeds),
                      f"same.m_values: {m!r}")
     for sched, label in schedule_labels(config).items():

@@ -108,6 +108,7 @@ def _copy(m):
 
 def evaluator_entries():
     from same import evaluate as ev
+    from same.lefttoright import left_to_right
     from same.split import HeldOutSplit, make_split
 
     phi = model().fit(DENSE).topic_word_
@@ -129,6 +130,7 @@ def evaluator_entries():
         ("evaluate.bidmach_loglik", "counts", lambda X: ev.bidmach_loglik(phi, 0.1, X), ()),
         ("evaluate.log_likelihood", "counts", lambda X: ev.log_likelihood(phi, theta, X), ()),
         ("evaluate.evaluate", "observed", split_with, ()),
+        ("lefttoright.left_to_right", "counts", lambda X: left_to_right(phi, 0.1, X), ()),
         ("split.make_split", "corpus",
          lambda X: make_split(X, 0.5, seed=0).train.toarray(), ("W_mismatch",)),
     ]

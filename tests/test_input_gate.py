@@ -259,7 +259,8 @@ ESTIMATOR = ("SameLDA.fit", "SameLDA.iter_fit", "SameLDA.fit_transform",
              "SameLDA.partial_fit (first call)", "SameLDA.partial_fit (later call)",
              "SameLDA.transform", "SameLDA.score", "SameLDA.heldout_score")
 OTHERS = ("evaluate.fold_in", "evaluate.heldout_loglik", "evaluate.bidmach_loglik",
-          "evaluate.log_likelihood", "evaluate.evaluate", "split.make_split",
+          "evaluate.log_likelihood", "evaluate.evaluate", "lefttoright.left_to_right",
+          "split.make_split",
           "baselines.cgs.fit_cgs", "baselines.vb.fit_vb", "baselines.sklearn_vb.fit_sklearn")
 KERNELS = ("kernels.sddmm", "kernels.sample_accumulate", "kernels.summed_t_sweeps",
            "kernels.summed_p_sweep", "algorithm.minibatch_step (nonzero)",

@@ -41,7 +41,7 @@ def test_outputs_complete(tmp_path, split_path, method, budget, params):
     assert list(rows[0]) == list(TRACE_COLUMNS)
     assert [int(r["pass"]) for r in rows] == eval_points(budget)
     for r in rows:
-        assert float(r["ll"]) < 0 and float(r["ll_bidmach"]) < 0
+        assert float(r["ll"]) < 0 and float(r["ll_bidmach"]) < 0 and float(r["ll_l2r"]) < 0
         assert float(r["perplexity"]) == pytest.approx(np.exp(-float(r["ll"])))
         assert float(r["train_seconds"]) >= 0 and float(r["eval_seconds"]) > 0
     meta = json.loads((out / "meta.json").read_text())

@@ -190,8 +190,9 @@ def test_study_runs_cover_the_grid():
         assert r["seeds"] == cfg["seeds"][:1]
     cgs = study[study_label("cgs", 0.25)]
     assert cgs["budget"] == st["cgs_iterations"] and cgs["train_fraction"] == 0.25
-    spec = spec_for(cfg, runs, study_label("vb_batch", 0.5), 0, 16)
-    assert (spec.n_components, spec.train_fraction, spec.checkpoints) == (16, 0.5, "final")
+    f = st["train_fractions"][0]
+    spec = spec_for(cfg, runs, study_label("vb_batch", f), 0, 16)
+    assert (spec.n_components, spec.train_fraction, spec.checkpoints) == (16, f, "final")
     assert study_runs({k: v for k, v in cfg.items() if k != "scale_study"}) == {}
 
 

@@ -24,9 +24,9 @@ from same.report.verdicts import Outcome, Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 #: The figures, tables and claims: run where Snakemake runs, never as cluster jobs.
-REPORT_RULES = {"fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
-                "table1", "time_to_quality", "sensitivity", "scale_study", "table2", "claims",
-                "tuning"}
+REPORT_RULES = {"fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
+                "prior_scale", "table1", "time_to_quality", "sensitivity", "scale_study",
+                "table2", "claims", "tuning"}
 
 # Prints, as one JSON line, the workflow as Snakemake parses it: its localrules, and per rule
 # the output patterns marked with report() and the path of each one's caption file.
@@ -86,8 +86,8 @@ def check_snakemake_report(smk, args, env, work: Path, snakefile, configfiles, d
     made += [p.relative_to(work).as_posix() for p in (work / "results").glob("*/*.md")]
     made += ["results/claims.md", "results/verdict_overview.png", "results/verdict_overview.pdf"]
     assert set(made) <= set(declared), sorted(set(made) - set(declared))
-    # 7 figures (PNG, PDF), 4 tables (CSV, Markdown) and sensitivity.csv, claims.md, overview
-    assert len(declared) == 2 * 7 + 2 * 5 + 1 + 1 + 2, sorted(declared)
+    # 8 figures (PNG, PDF), 4 tables (CSV, Markdown) and sensitivity.csv, claims.md, overview
+    assert len(declared) == 2 * 8 + 2 * 5 + 1 + 1 + 2, sorted(declared)
     # the settings this run wrote: each table's notes and claims.md's Setting line
     settings = {ln[2:] for p in (work / "results").glob("*/*.md")
                 for ln in p.read_text().splitlines() if ln.startswith("- ")}
@@ -197,7 +197,7 @@ def test_report_rules_are_local_and_declared():
 
 def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_path):
     """Issue 31: ``snakemake --report`` of the committed KOS outputs (the default profile)
-    holds every output its rules mark with report(): 7 figures (PNG, PDF), 5 tables (CSV,
+    holds every output its rules mark with report(): 8 figures (PNG, PDF), 5 tables (CSV,
     Markdown; tuning's among them), sensitivity.csv, claims.md and the verdict overview (PNG,
     PDF)."""
     from test_workflow import smk
@@ -210,5 +210,5 @@ def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_pa
     declared = {pattern.format(dataset="kos") for outs in facts["report"].values()
                 for pattern in outs if "topic_recovery" not in pattern}
     assert set(results) == declared, sorted(set(results) ^ declared)
-    assert len(declared) == 2 * 7 + 2 * 5 + 1 + 1 + 2, sorted(declared)
+    assert len(declared) == 2 * 8 + 2 * 5 + 1 + 1 + 2, sorted(declared)
     assert all((REPO / path).is_file() for path in declared)

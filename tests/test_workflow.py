@@ -103,13 +103,17 @@ def test_dry_run_paper_profile_and_cluster():
     # results/scaling/same_cpu.json is the paper profile's too)
     res = smk("-n", "--forceall", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
-    # 2 datasets × (3 seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
+    # 2 datasets × (S seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
     # + other prior scale + m=1 long + 8 sensitivity runs (on validation documents) + 2 K × 2
     # fractions × 4 methods of the scale study + 3 × 6 tuning runs + the tuned twins: 3 main
-    # methods × 3 seeds, 5 m-sweep runs and 3 schedules at the first seed) fits, 2 splits,
-    # 2 × 11 figure/table jobs (tuning's included), scaling, claims, `all`
-    fits = 3 * (6 + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4 + 3 * 6 + 3 * 3 + 5 + 3
-    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 11 + 1 + 1 + 1
+    # methods × S seeds, 5 m-sweep runs and 3 schedules at tuning.tuned_variant_seeds) fits,
+    # 2 splits, 2 × 12 figure/table jobs (tuning's included), scaling, claims, `all`
+    cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    seeds = len(cfg["seeds"])
+    variant_seeds = seeds if cfg["tuning"].get("tuned_variant_seeds") == "all" else 1
+    fits = (seeds * (6 + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4 + 3 * 6 + 3 * seeds
+            + (5 + 3) * variant_seeds)
+    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 12 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
@@ -193,12 +197,15 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
             str(work), "--snakefile", str(repo / "Snakefile"))
     res = smk(*args, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    for name in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale",
-                 "sensitivity", "scale_study"):
+    for name in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
+                 "prior_scale", "sensitivity", "scale_study"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
-    # a row per (K, training fraction) and held-out metric
-    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == 1 + 2 * 2 * 2
+    # a row per (K, training fraction) and held-out estimator
+    from same.report.verdicts import METRICS
+
+    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == \
+        1 + 2 * 2 * len(METRICS)
     tuning = (work / "results/kos/tuning.md").read_text()
     assert tuning.count("**chosen**") == 3 and "No test document enters tuning" in tuning
     assert "## Across scales" in (work / "results/claims.md").read_text()

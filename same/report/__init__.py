@@ -15,6 +15,7 @@ from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9
 from .figures import (
            fig_ll_vs_passes,
            fig_ll_vs_samples,
+           fig_ll_vs_seconds,
            fig_m,
            fig_schedules,
            fig_sensitivity,
@@ -36,7 +37,7 @@ from .tables import (
 )
 from .traces import configuration_frame, configurations, load_traces, scale_of, test_traces
 
-__all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_schedules",
+__all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
            "render_claims", "judge_dataset", "vb_comparison", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",

@@ -14,35 +14,23 @@ from pathlib import Path
 
 import numpy as np
 
-from .measures import (
-    budget_seconds,
-    fmt,
-    lowest_final,
-    mean_range,
-    mean_spread,
-    noise,
-    passes_to,
-    ref_sd,
-    sampler_text,
-    table1_by_label,
-    variant_lls,
+from .measures import fmt, sampler_text, variant_lls
+from .paper import CONVERGED_EPS, IMPLEMENTATIONS, METHOD_NAMES
+from .stats import (
+    CONFIDENCE,
+    PRIMARY_GAP,
+    converged,
+    convergence,
+    final_by_seed,
+    interval_text,
+    primary_rung,
+    runs_of,
+    seconds_to,
+    welch,
 )
-from .paper import CONVERGED_EPS
 from .tables import table2_rows
-from .traces import (
-    converged_pass,
-    final_ll,
-    final_lls,
-    first_seed,
-    mean_reach_seconds,
-    per_pass_seconds,
-)
-from .verdicts import (
-    RULES,
-    Outcome,
-    Verdict,
-    grade,
-)
+from .traces import final_ll, first_seed, per_pass_seconds
+from .verdicts import RULES, Outcome, Verdict, grade
 
 __all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "claim_c9"]
 
@@ -52,18 +40,41 @@ def _v(claim, dataset, outcome, ours, numbers=None, **qualifiers) -> Verdict:
     return Verdict(claim, dataset, outcome, ours, numbers or {}, **qualifiers)
 
 
+def _eps(info) -> float:
+    """The convergence tolerance ε a claim is judged with (varied by the robustness check)."""
+    return float(info.get("eps", CONVERGED_EPS))
+
+
+def _declines(df, labels, eps) -> list[str]:
+    """"X peaks at pass p (ll) and ends d lower" for every label a seed of which ends more
+    than ``eps`` below its own peak: the decline is reported, never read as convergence."""
+    out = []
+    for lab in labels:
+        conv = converged(df, lab, eps)
+        fell = [c for c in conv if c.decline > eps]
+        if fell:
+            worst = max(fell, key=lambda c: c.decline)
+            out.append(f"{METHOD_NAMES.get(lab, lab)} peaks and declines in {len(fell)} of "
+                       f"{len(conv)} seeds (worst: {worst.peak:.4f} at pass "
+                       f"{worst.peak_pass:g}, {worst.decline:.4f} lower at pass "
+                       f"{worst.budget_passes:g})")
+    return out
+
+
 def claim_c1(df, info, dataset=None) -> Verdict:
-    """SAME's final ll against online and batch VB's, over seeds."""
-    same, on, bat = (final_lls(df, k) for k in ("same", "vb_online", "vb_batch"))
-    if same.min() > on.max() and same.min() > bat.max():
+    """SAME's final ll against online and batch VB's: Welch tests over seeds."""
+    same, on, bat = (final_by_seed(df, k) for k in ("same", "vb_online", "vb_batch"))
+    c_on, c_bat = welch(same, on), welch(same, bat)
+    if c_on.higher and c_bat.higher:
         outcome = Outcome.REPRODUCED
-    elif same.mean() > on.mean() or same.mean() > bat.mean():
+    elif c_on.higher or c_bat.higher:
         outcome = Outcome.PARTLY
     else:
         outcome = Outcome.NOT_REPRODUCED
-    ours = [f"ours (final ll, nats/token; mean [min, max] over {len(same)} seeds): "
-            f"{mean_range('SAME', same)}, {mean_range('VB online', on)}, "
-            f"{mean_range('VB batch', bat)}"]
+    ours = [f"ours (final ll, nats/token, mean ± {CONFIDENCE:.0%} t interval over seeds): "
+            f"{interval_text(same, name='SAME')}; {interval_text(on, name='VB online')}; "
+            f"{interval_text(bat, name='VB batch')}",
+            f"SAME − VB online {c_on.text()}; SAME − VB batch {c_bat.text()}"]
     for variant, label in info.get("prior_scale_runs", {}).items():
         d = df[df["label"] == label]
         if not d.empty:
@@ -71,131 +82,136 @@ def claim_c1(df, info, dataset=None) -> Verdict:
             ours.append(f"SAME with {variant} (seed {int(run['seed'].iloc[0])}): final ll "
                         f"{fmt(final_ll(run))}")
     return _v("C1", dataset, outcome, ours,
-              {"same": same.tolist(), "vb_online": on.tolist(), "vb_batch": bat.tolist()})
+              {"same": same.tolist(), "vb_online": on.tolist(), "vb_batch": bat.tolist(),
+               "p_vb_online": c_on.p, "p_vb_batch": c_bat.p})
 
 
 def claim_c2(df, info, dataset=None) -> Verdict:
-    """Passes for each method to reach one common target: the lowest final ll of any seed of
-    the three methods - eps.
-
-    Every seed's final ll is at or above the target, so each method is judged on reaching the
-    same level, and a seed spread wider than eps cannot leave a seed that never reaches it (a
-    method that plateaus low cannot converge early by definition).
-    """
-    rule = RULES["C2"]
+    """Passes each method needs to converge by its own rule
+    (:func:`~same.report.stats.convergence`: within ε of its own final ll for the rest of its
+    budget), mean over seeds; no common target, so no method sets another's."""
+    rule, eps = RULES["C2"], _eps(info)
     labels = ("same", "vb_online", "vb_batch")
-    target = min(final_lls(df, k).min() for k in labels) - CONVERGED_EPS
-    cp = {k: float(np.mean([passes_to(r, target) for _, r in df[df["label"] == k]
-                            .groupby("seed")])) for k in labels}
+    per = {k: np.array([c.passes for c in converged(df, k, eps)]) for k in labels}
+    cp = {k: float(a.mean()) for k, a in per.items()}
     cs, co, cb = cp["same"], cp["vb_online"], cp["vb_batch"]
     fast = max(cs, co)
     if fast <= rule["max_passes"] and cb >= rule["batch_factor"] * fast:
         outcome = Outcome.REPRODUCED
     else:
         outcome = Outcome.PARTLY if cb > fast else Outcome.NOT_REPRODUCED
+    ours = [f"ours (passes until each run stays within ε = {eps:g} of its own final ll, mean ± "
+            f"{CONFIDENCE:.0%} t interval over seeds): "
+            + "; ".join(interval_text(per[k], 1, METHOD_NAMES[k]) for k in labels)]
+    ours += _declines(df, labels, eps)
+    return _v("C2", dataset, outcome, ours, {"eps": eps, **cp})
 
-    def passes(x):
-        return "not reached by every seed" if np.isinf(x) else f"{x:.1f}"
 
-    return _v("C2", dataset, outcome,
-              f"ours (passes to first reach {target:.4f} nats/token = the lowest final ll of "
-              f"any seed of the three methods − {CONVERGED_EPS}; mean over seeds): SAME "
-              f"{passes(cs)}, "
-              f"VB online {passes(co)}, VB batch {passes(cb)}", {"target": target, **cp})
+def _reference_convergence(run, eps: float, reference: str) -> float:
+    """Where a run converged: by :func:`~same.report.stats.convergence` (``reference``
+    "final": within ε of its final ll for the rest of its budget) or at its first checkpoint
+    within ε of its best checkpoint (``reference`` "best")."""
+    if reference == "final":
+        return convergence(run, eps).passes
+    r = run.sort_values("pass")
+    return float(r[r["ll"] >= r["ll"].max() - eps]["pass"].iloc[0])
 
 
 def claim_c3(df, info, dataset=None) -> Verdict:
-    """Per sample per word: CGS ahead early, SAME higher at the end; CGS slow to converge."""
+    """Per sample per word, over seeds: CGS ahead early, SAME higher at the end (Welch
+    tests); CGS slow to converge (mean over seeds of where each run converged)."""
     f1c = info["fig1c"]
-    same = df[(df["label"] == f1c["same"]) & (df["seed"] == df["seed"].min())].sort_values("pass")
-    cgs = first_seed(df[df["label"] == f1c["cgs"]]).sort_values("iteration")
-    x0, end_x = float(same["samples_per_word"].iloc[0]), float(same["samples_per_word"].max())
-    early_same, end_same = float(same["ll"].iloc[0]), float(same["ll"].iloc[-1])
-    early_cgs = float(np.interp(x0, cgs["iteration"], cgs["ll"]))
-    end_cgs = float(np.interp(end_x, cgs["iteration"], cgs["ll"]))
-    cgs_conv = converged_pass(cgs)
-    outcome = grade([early_cgs > early_same, end_same > end_cgs,
-                     cgs_conv >= RULES["C3"]["cgs_iterations"]])
+    eps, reference = _eps(info), info.get("reference", "final")
+    sames, cgss = runs_of(df, f1c["same"]), runs_of(df, f1c["cgs"])
+    x0 = float(sames[0].sort_values("pass")["samples_per_word"].iloc[0])
+    end_x = float(sames[0]["samples_per_word"].max())
+
+    def at(run, x):
+        r = run.sort_values("iteration")
+        return float(np.interp(x, r["iteration"], r["ll"]))
+
+    early_same = np.array([float(r.sort_values("pass")["ll"].iloc[0]) for r in sames])
+    end_same = np.array([final_ll(r) for r in sames])
+    early_cgs, end_cgs = (np.array([at(r, x) for r in cgss]) for x in (x0, end_x))
+    conv = np.array([_reference_convergence(r, eps, reference) for r in cgss])
+    lead, ahead = welch(early_cgs, early_same), welch(end_same, end_cgs)
+    outcome = grade([lead.higher, ahead.higher, conv.mean() >= RULES["C3"]["cgs_iterations"]])
+    ref_text = ("stays within {e} of its final ll" if reference == "final" else
+                "first comes within {e} of its best checkpoint").format(e=f"{eps:g}")
+    budget = int(cgss[0]["iteration"].max())
     return _v("C3", dataset, outcome,
-              f"ours (seed {int(same['seed'].min())}): at {x0:g} samples/word CGS "
-              f"{fmt(early_cgs)} vs SAME {fmt(early_same)}; at {end_x:g} samples/word CGS "
-              f"{fmt(end_cgs)} vs SAME {fmt(end_same)}; CGS within {CONVERGED_EPS} of its "
-              f"final ll after {cgs_conv:g} of {int(cgs['iteration'].max())} iterations",
-              {"early": (early_cgs, early_same), "end": (end_cgs, end_same),
-               "cgs_converged": cgs_conv})
+              [f"ours ({len(sames)} SAME and {len(cgss)} CGS seeds): at {x0:g} samples/word "
+               f"{interval_text(early_cgs, name='CGS')} vs {interval_text(early_same, name='SAME')}"
+               f", CGS − SAME {lead.text()}",
+               f"at {end_x:g} samples/word {interval_text(end_cgs, name='CGS')} vs "
+               f"{interval_text(end_same, name='SAME')}, SAME − CGS {ahead.text()}",
+               f"CGS {ref_text} from iteration {interval_text(conv, 0)} of {budget}"],
+              {"early": (early_cgs.tolist(), early_same.tolist()),
+               "end": (end_cgs.tolist(), end_same.tolist()), "cgs_converged": conv.tolist(),
+               "eps": eps, "reference": reference})
+
+
+def _seconds(df, label, eps) -> np.ndarray:
+    return np.array([c.seconds for c in converged(df, label, eps)])
 
 
 def claim_c4(df, info, dataset=None) -> Verdict:
-    """SAME's time to converge against online VB's; where that is undefined (one never reaches
-    CGS's ll), their time to a quality both reach."""
-    max_ratio = RULES["C4"]["max_ratio"]
-    t1 = table1_by_label(df)
-    ts, to = t1["same"], t1["vb_online"]
-    s_t, o_t = ts["s_to_converge"], to["s_to_converge"]
+    """SAME's training seconds to converge (its own rule) against online VB's (its own)."""
+    max_ratio, eps = RULES["C4"]["max_ratio"], _eps(info)
+    s, o = _seconds(df, "same", eps), _seconds(df, "vb_online", eps)
+    ratio = float(s.mean() / o.mean()) if o.mean() > 0 else float("inf")
     backend = df[df["label"] == "same"]["backend"].iloc[0]
-    target = f"CGS's ll at its budget, {ts['converge_target_ll']:.4f}"
-    ratio, by_quality = None, s_t is None
-    if s_t is not None and o_t is not None:
-        ratio = s_t / o_t
-        ours = (f"SAME {s_t:.1f} s vs VB online {o_t:.1f} s to converge (ratio {ratio:.2f}; "
-                f"target: {target}); per pass {ts['s_per_pass']:.2f} s vs "
-                f"{to['s_per_pass']:.2f} s")
-    elif s_t is not None:
-        ours = (f"SAME converged in {s_t:.1f} s; VB online did not reach the target in every "
-                f"seed ({to['seeds_converged']}) within its budget "
-                f"({budget_seconds(df, 'vb_online'):.1f} s); target: {target}")
-    else:
-        level = lowest_final(df, "same", "vb_online")
-        (a, _), (b, _) = mean_reach_seconds(df, "same", level), mean_reach_seconds(df, "vb_online", level)
-        ratio = a / b if a is not None and b else None
-        who = "SAME did not reach" if o_t is not None else "neither reached"
-        ours = (f"time to converge undefined: {who} {target} in every seed (SAME "
-                f"{ts['seeds_converged']}, VB online {to['seeds_converged']}), so judged by time "
-                f"to quality instead: to reach {level:.4f} nats/token (the lowest final ll of "
-                f"any seed of the two) SAME needs {fmt(a, 1)} s, VB online {fmt(b, 1)} s"
-                + (f" (ratio {ratio:.2f})" if ratio is not None else ""))
-    if ratio is not None:
-        outcome = Outcome.REPRODUCED if ratio < max_ratio else Outcome.NOT_REPRODUCED
-    else:
-        outcome = Outcome.REPRODUCED if s_t is not None else Outcome.NOT_TESTABLE
-    testable = outcome is not Outcome.NOT_TESTABLE
-    return _v("C4", dataset, outcome, f"ours ({backend}, {sampler_text(df, 'same')}): {ours}",
-              {"ratio": ratio}, by_time_to_quality=by_quality and testable,
-              cpu_for_gpu_claim=backend != "cupy" and testable)
+    rung, _ = primary_rung(df, [k for k in METHOD_NAMES if k in set(df["label"])])
+    reach = {k: seconds_to(df, k, rung) for k in ("same", "vb_online")}
+    ours = (f"ours ({backend}, {sampler_text(df, 'same')}): seconds to converge (within ε = "
+            f"{eps:g} of its own final ll), mean over seeds: SAME {s.mean():.1f} s, VB online "
+            f"{o.mean():.1f} s (ratio {ratio:.2f}); per pass {np.median(_per_pass(df, 'same')):.2f}"
+            f" s vs {np.median(_per_pass(df, 'vb_online')):.2f} s (implementations: "
+            f"{IMPLEMENTATIONS['same']} vs {IMPLEMENTATIONS['vb_online']}); to {rung:.4f} "
+            f"nats/token (the ladder's rung {PRIMARY_GAP:g} below the best method's mean final "
+            f"ll): SAME {_reach_text(reach['same'])}, VB online {_reach_text(reach['vb_online'])}")
+    outcome = Outcome.REPRODUCED if ratio < max_ratio else Outcome.NOT_REPRODUCED
+    return _v("C4", dataset, outcome, ours, {"ratio": ratio, "eps": eps},
+              cpu_for_gpu_claim=backend != "cupy")
+
+
+def _per_pass(df, label) -> list[float]:
+    return [per_pass_seconds(r) for r in runs_of(df, label)]
+
+
+def _reach_text(secs: np.ndarray) -> str:
+    hit = np.isfinite(secs)
+    if hit.all():
+        return f"{secs.mean():.1f} s"
+    return f"not reached by {int((~hit).sum())} of {len(secs)} seeds"
 
 
 def claim_c5(df, info, dataset=None) -> Verdict:
-    """Time to converge of CGS and batch VB relative to SAME's (lower bounds if not reached);
-    where SAME never reaches CGS's ll, their time to SAME's own final quality instead."""
-    t1 = table1_by_label(df)
-    ts = t1["same"]["s_to_converge"]
-    by_quality = ts is None
-    if by_quality:
-        level = lowest_final(df, "same")
-        ts = mean_reach_seconds(df, "same", level)[0]
-        how = (f"SAME did not reach CGS's ll after {t1['same']['cgs_reference_iterations']} "
-               f"iterations ({t1['same']['converge_target_ll']:.4f}) in every seed "
-               f"({t1['same']['seeds_converged']}), so time to converge is undefined; judged by "
-               f"time to quality: seconds to reach {level:.4f} nats/token (SAME's lowest final "
-               f"ll over seeds), relative to SAME's {ts:.1f} s")
-    else:
-        how = f"time to converge relative to SAME's {ts:.1f} s"
+    """Seconds CGS and batch VB need to converge (their own rule) relative to SAME's; and,
+    said plainly, how long CGS takes to reach SAME's final quality and where it ends."""
+    eps = _eps(info)
+    ts = float(_seconds(df, "same", eps).mean())
     ratios, parts = {}, []
     for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
-        t = mean_reach_seconds(df, lab, level)[0] if by_quality else t1[lab]["s_to_converge"]
-        bound = t is None
-        r = (budget_seconds(df, lab) if bound else t) / ts
-        ratios[name] = {"ratio": r, "lower_bound": bound}
-        parts.append(f"{name} {'> ' if bound else ''}{r:.1f}×"
-                     + (" (not reached within its budget)" if bound else ""))
+        r = float(_seconds(df, lab, eps).mean()) / ts
+        ratios[name] = {"ratio": r}
+        parts.append(f"{name} {r:.1f}×")
     rs = [x["ratio"] for x in ratios.values()]
     if min(rs) >= RULES["C5"]["min_ratio"]:
         outcome = Outcome.REPRODUCED
     else:
         outcome = Outcome.PARTLY if max(rs) > 1 else Outcome.NOT_REPRODUCED
-    return _v("C5", dataset, outcome, f"ours ({sampler_text(df, 'same')}; {how}): "
-              + ", ".join(parts) + "; GPU CGS not run here", ratios,
-              by_time_to_quality=by_quality)
+    same, cgs = final_by_seed(df, "same"), final_by_seed(df, "cgs")
+    reach = seconds_to(df, "cgs", float(same.mean()))
+    plain = (f"CGS reaches SAME's mean final ll ({same.mean():.4f}) in "
+             + (f"{reach.mean():.1f} s ({reach.mean() / ts:.2f}× SAME's time to converge)"
+                if np.isfinite(reach).all() else _reach_text(reach))
+             + f" and ends at {interval_text(cgs)} against SAME's {interval_text(same)}: "
+             f"CGS − SAME {welch(cgs, same).text()}")
+    return _v("C5", dataset, outcome,
+              [f"ours ({sampler_text(df, 'same')}; seconds to converge within ε = {eps:g} of "
+               f"each run's own final ll, relative to SAME's {ts:.1f} s): " + ", ".join(parts)
+               + "; GPU CGS not run here", plain], {**ratios, "eps": eps})
 
 
 def claim_c6(df, info, dataset=None) -> Verdict:
@@ -218,44 +234,50 @@ def claim_c6(df, info, dataset=None) -> Verdict:
 
 
 def claim_c7(df, info, dataset=None) -> Verdict:
-    """Final ll after the same passes for each m, over seeds, against the seed noise."""
+    """Final ll after the same passes for each m, over seeds, by Welch tests: a significant
+    loss beyond m = 100 counts against the claim as a significant gain does."""
     rule = RULES["C7"]
     knee = rule["knee_m"]
     fin = variant_lls(df, info["m_runs"])
-    sd = ref_sd(df)
     ms = sorted(fin)
     upto = [m for m in ms if m <= knee]
     if len(upto) < 2 or knee not in fin:
         return _v("C7", dataset, Outcome.NOT_TESTABLE,
                   f"ours: m = {knee:g} and a smaller m are needed")
-    mono = all(fin[b].mean() >= fin[a].mean() - noise(fin[a], fin[b], sd)
-               for a, b in zip(upto, upto[1:]))
-    better = fin[knee].mean() - fin[upto[0]].mean() > noise(fin[knee], fin[upto[0]], sd)
-    little = all(fin[m].mean() - fin[knee].mean()
-                 <= max(rule["little_gain"], noise(fin[m], fin[knee], sd))
-                 for m in ms if m > knee)
+    mono = not any(welch(fin[b], fin[a]).lower for a, b in zip(upto, upto[1:]))
+    better = welch(fin[knee], fin[upto[0]]).higher
+    beyond = {m: welch(fin[m], fin[knee]) for m in ms if m > knee}
+    little = all(not c.lower and not (c.higher and c.diff > rule["little_gain"])
+                 for c in beyond.values())
     return _v("C7", dataset, grade([mono and better, little]),
-              f"ours ({sampler_text(df, info['m_runs'][knee])}; final ll after the same passes, "
-              "mean ± seed sd): " + ", ".join(mean_spread(f"m={m:g}", fin[m]) for m in ms),
-              {"final_ll": {m: a.tolist() for m, a in fin.items()}})
+              [f"ours ({sampler_text(df, info['m_runs'][knee])}; final ll after the same "
+               f"passes, mean ± {CONFIDENCE:.0%} t interval): "
+               + "; ".join(interval_text(fin[m], name=f"m={m:g}") for m in ms),
+               f"m={knee:g} − m={upto[0]:g} {welch(fin[knee], fin[upto[0]]).text()}"
+               + "".join(f"; m={m:g} − m={knee:g} {c.text()}" for m, c in beyond.items())],
+              {"final_ll": {m: a.tolist() for m, a in fin.items()},
+               "p_beyond": {m: c.p for m, c in beyond.items()}})
 
 
 def claim_c8(df, info, dataset=None) -> Verdict:
-    """Final and first-pass ll of each annealing schedule, over seeds."""
+    """Final and first-pass ll of each annealing schedule, over seeds, by Welch tests."""
     final = variant_lls(df, info["schedule_runs"])
     early = variant_lls(df, info["schedule_runs"], at="first")
-    sd = ref_sd(df)
     if "constant" not in final or len(final) < 2:
         return _v("C8", dataset, Outcome.NOT_TESTABLE, "ours: fewer than two schedules were run")
     c = final["constant"]
-    none_better = all(a.mean() - c.mean() <= noise(a, c, sd) for a in final.values())
+    vs = {s: welch(a, c) for s, a in final.items() if s != "constant"}
+    level = all(not x.significant for x in vs.values())
     inv = early.get("invlinear")
     inv_fast = (inv is not None and inv.mean() >= max(a.mean() for a in early.values())
-                and inv.mean() - early["constant"].mean() > noise(inv, early["constant"], sd))
-    return _v("C8", dataset, grade([none_better, inv_fast]),
-              "ours (mean ± seed sd): final ll " + ", ".join(
-                  mean_spread(s, a) for s, a in final.items())
-              + "; after pass 1 " + ", ".join(mean_spread(s, a) for s, a in early.items()),
+                and welch(inv, early["constant"]).higher)
+    return _v("C8", dataset, grade([level, inv_fast]),
+              ["ours (mean ± 95% t interval): final ll " + "; ".join(
+                  interval_text(a, name=s) for s, a in final.items())
+               + "; after pass 1 " + "; ".join(interval_text(a, name=s)
+                                                for s, a in early.items()),
+               "final, schedule − constant: " + "; ".join(f"{s} {x.text()}"
+                                                          for s, x in vs.items())],
               {"final_ll": {k: a.tolist() for k, a in final.items()},
                "first_pass_ll": {k: a.tolist() for k, a in early.items()}})
 

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 from ..tuning import CONFIGURATIONS
 from .claims import CLAIM_FUNCTIONS
-from .measures import mean_range, noise, ref_sd
+from .measures import mean_range
+from .stats import welch
 from .traces import configuration_frame, configurations, final_lls, test_traces
-from .verdicts import LL_CLAIMS, METRICS, VB_CLAIMS, VB_IMPLEMENTATIONS, Verdict
+from .verdicts import FREE_CHOICES, LL_CLAIMS, METRICS, VB_CLAIMS, VB_IMPLEMENTATIONS, Verdict
 
 __all__ = ["judge_dataset", "vb_comparison"]
 
@@ -32,17 +33,37 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
 
 
 def _judge(name: str, df, info: dict) -> list[Verdict]:
-    """Every claim of :data:`CLAIM_FUNCTIONS` on one configuration's traces."""
+    """Every claim of :data:`CLAIM_FUNCTIONS` on one configuration's traces, each re-judged
+    under its rule's free choices (:func:`robust`)."""
     out = []
     for claim, f in CLAIM_FUNCTIONS.items():
         if claim not in LL_CLAIMS:
-            out.append(f(df, info, name))
+            out.append(robust(f, df, info, name))
             continue
         for metric in (m for m in METRICS if m in df.columns):
             d = df if metric == "ll" else df.assign(ll=df[metric])
             for vb, frame in _vb_frames(d, claim):
-                out.append(replace(f(frame, info, name), metric=metric, vb=vb))
+                out.append(replace(robust(f, frame, info, name), metric=metric, vb=vb))
     return out
+
+
+def robust(f, df, info: dict, name: str) -> Verdict:
+    """``f``'s verdict, marked fragile where another value of one of its rule's free choices
+    (:data:`~same.report.verdicts.FREE_CHOICES`: ε, the reference checkpoint), the others
+    at the rule's own, gives another outcome; the values where it flips are listed."""
+    v = f(df, info, name)
+    flips = []
+    for choice, values in FREE_CHOICES.get(v.claim, {}).items():
+        for value in values:
+            w = f(df, {**info, choice: value}, name)
+            if w.outcome is not v.outcome:
+                flips.append(f"{_CHOICE_NAMES.get(choice, choice)} = {value}: "
+                             f"{w.outcome.value}")
+    return replace(v, fragile=tuple(flips))
+
+
+#: How claims.md names a free choice.
+_CHOICE_NAMES = {"eps": "ε", "reference": "reference checkpoint"}
 
 
 def _vb_frames(df, claim):
@@ -63,8 +84,8 @@ def _vb_frames(df, claim):
 
 def vb_comparison(df, tuned: dict | None = None) -> list[str]:
     """gensim's and scikit-learn's VB side by side (final ll under document completion, over
-    seeds): batch VB has no step size, so at the suite's shared α, β, K the two must agree
-    within the seed noise (:func:`~same.report.measures.noise`), and a difference beyond it is
+    seeds): batch VB has no step size, so at the suite's shared α, β, K the two must not
+    differ significantly (:func:`~same.report.stats.welch`), and a significant difference is
     reported as a disagreement; online VB runs at each library's own κ, τ0 as published, and
     at each one's choice on validation documents when tuned (``tuned``: method → chosen
     settings, from ``tuning.json``), its difference reported with them (at equal settings it
@@ -79,11 +100,11 @@ def vb_comparison(df, tuned: dict | None = None) -> list[str]:
             if not {gensim, sklearn} <= set(d["label"]) or config not in steps:
                 continue
             a, b = final_lls(d, gensim), final_lls(d, sklearn)
-            diff, tol = float(b.mean() - a.mean()), noise(a, b, ref_sd(d))
-            what = _agreement(diff, tol, None if mode == "batch" else steps[config])
+            test = welch(b, a)
+            what = _agreement(test.significant, None if mode == "batch" else steps[config])
             head = f"VB {mode}" + ("" if mode == "batch" else f", {CONFIGURATIONS[config]}")
             lines.append(f"{head}: {mean_range('gensim', a)}, {mean_range('scikit-learn', b)}; "
-                         f"difference {diff:+.4f} nats/token, seed noise {tol:.4f}: {what}")
+                         f"difference {test.text()} nats/token: {what}")
     return lines
 
 
@@ -102,9 +123,9 @@ def _online_steps(tuned: dict | None) -> dict:
     return steps
 
 
-def _agreement(diff: float, tol: float, steps) -> str:
+def _agreement(significant: bool, steps) -> str:
     """What a difference between the libraries means: batch VB (``steps`` None) and online VB
-    at equal κ, τ0 must agree within the noise ``tol``; at unequal ones it is reported with
+    at equal κ, τ0 must not differ significantly (Welch); at unequal ones it is reported with
     them."""
     import inspect
 
@@ -115,8 +136,8 @@ def _agreement(diff: float, tol: float, steps) -> str:
         (gk, gt), (sk, st) = steps
         return (f"not at equal settings: gensim κ = {gk:g}, τ0 = {gt:g}; scikit-learn "
                 f"κ = {sk:g}, τ0 = {st:g}")
-    what = ("they agree within the seed noise" if abs(diff) <= tol else
-            "they DISAGREE by more than the seed noise at equal settings")
+    what = ("they do not differ significantly" if not significant else
+            "they DISAGREE significantly at equal settings")
     if steps is not None:
         return what + f" (both at κ = {steps[0][0]:g}, τ0 = {steps[0][1]:g})"
     caps = (inspect.signature(iter_vb).parameters["iterations"].default,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["PAPER_TABLE1", "PAPER_TABLE1_OTHER", "PAPER_TABLE2", "CLAIMS", "METHOD_NAMES",
-           "CONVERGED_EPS", "STUDY_CGS_EPS"]
+           "CONVERGED_EPS", "STUDY_CGS_EPS", "IMPLEMENTATIONS"]
 
 #: Table 1 of the paper (seconds; NYTimes, K=256; GTX-690 / E5-2660): label → (system,
 #: seconds per pass, seconds to converge).
@@ -27,6 +27,11 @@ STUDY_CGS_EPS = 0.01
 METHOD_NAMES = {"same": "SAME Gibbs", "vb_online": "VB online (gensim)",
                 "vb_batch": "VB batch (gensim)", "sklearn_online": "VB online (scikit-learn)",
                 "sklearn_batch": "VB batch (scikit-learn)", "cgs": "CGS (tomotopy)"}
+
+#: The implementation behind each method's timings (what a per-pass cost measures).
+IMPLEMENTATIONS = {"same": "numba SAME", "vb_online": "gensim", "vb_batch": "gensim",
+                   "sklearn_online": "scikit-learn", "sklearn_batch": "scikit-learn",
+                   "cgs": "tomotopy"}
 
 #: claim id → (short statement, what the paper shows)
 CLAIMS = {

@@ -8,11 +8,19 @@ from ..outputs import check_target, text_kind, write_text
 from ..tuning import CONFIGURATIONS
 from ..tuning import _settings_text as settings_text  # tuning.md's text of a configuration
 from .claims import claim_c9
+from .findings import findings_lines
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
 from .study import scale_summary, study_findings, study_rows
 from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
-from .verdicts import METRIC_REASON, METRICS, METRICS_SHORT, Outcome, Verdict
+from .verdicts import (
+    METRIC_REASON,
+    METRICS,
+    METRICS_SHORT,
+    PRIMARY_METRIC,
+    PRIMARY_REASON,
+    Verdict,
+)
 
 __all__ = ["render_claims", "claims"]
 
@@ -36,25 +44,25 @@ _COLUMNS = [(m, c) for m in METRICS_SHORT for c in CONFIGURATIONS]
 
 
 def _summary_rows(verdicts: list[Verdict], where) -> list[str]:
-    """One row per claim, dataset and VB implementation: its verdict under each metric ×
-    configuration (a timing claim's under each configuration, once), and under how many of
-    them it holds (reproduced)."""
+    """One row per claim, dataset and VB implementation: its verdict under each held-out
+    estimator × configuration (a timing claim's under each configuration, once). The
+    estimators are reported side by side, never counted as votes."""
     cells: dict = {}
     for v in verdicts:
         ds = "all datasets" if v.dataset is None else where(v.dataset)
         row = cells.setdefault((v.claim, ds + (f", VB: {v.vb}" if v.vb else "")), {})
         row[(v.metric, v.configuration)] = v
     head = ["| claim | dataset | " + " | ".join(f"{METRICS_SHORT[m]}, {CONFIGURATIONS[c]}"
-                                                for m, c in _COLUMNS) + " | holds under |",
-            "|---|---|" + "---|" * (len(_COLUMNS) + 1)]
-    body = [f"| {claim} | {ds} | " + " | ".join(_cell(row, m, c) for m, c in _COLUMNS)
-            + f" | {_holds(row)} |" for (claim, ds), row in sorted(cells.items())]
+                                                for m, c in _COLUMNS) + " |",
+            "|---|---|" + "---|" * len(_COLUMNS)]
+    body = [f"| {claim} | {ds} | " + " | ".join(_cell(row, m, c) for m, c in _COLUMNS) + " |"
+            for (claim, ds), row in sorted(cells.items())]
     return head + body
 
 
 def _cell(row: dict, metric: str, configuration: str) -> str:
     """A summary cell: the verdict under ``metric`` and ``configuration``; a timing claim's
-    (metric None) in the first metric's column, a dash with the reason in the other; a claim
+    (metric None) in the first metric's column, a dash with the reason in the others; a claim
     judged once (configuration None) in the first column."""
     first_metric = metric == next(iter(METRICS_SHORT))
     for key in ((metric, configuration), (None, configuration), (None, None)):
@@ -67,20 +75,6 @@ def _cell(row: dict, metric: str, configuration: str) -> str:
             return "— (judged once)"
         return v.verdict
     return "—"
-
-
-def _holds(row: dict) -> str:
-    """Under how many of a row's verdicts the claim holds (reproduced): all, some, none."""
-    outcomes = [v.outcome for v in row.values()]
-    n, k = len(outcomes), sum(o is Outcome.REPRODUCED for o in outcomes)
-    partly = sum(o is Outcome.PARTLY for o in outcomes)
-    untestable = sum(o is Outcome.NOT_TESTABLE for o in outcomes)
-    if untestable == n:
-        return "not testable here"
-    if n == 1:
-        return "yes (judged once)" if k else "no (judged once)"
-    text = f"all {n}" if k == n else "none" if k == 0 else f"some ({k} of {n})"
-    return text + (f"; partly under {partly}" if partly else "")
 
 
 def _disagreements(verdicts: list[Verdict], axis: str, names: dict) -> list[str]:
@@ -110,13 +104,18 @@ def _axis_name(axis: str, value) -> str | None:
 
 def _metric_section(verdicts: list[Verdict]) -> list[str]:
     lines = _disagreements(verdicts, "metric", {m: f"under {n}" for m, n in METRICS.items()})
-    out = ["## Document completion and the paper's metric", "",
-           f"Every claim about held-out ll is judged under {METRICS['ll']} and under "
-           f"{METRICS['ll_bidmach']}, from the same traces.", ""]
+    names = [METRICS[m] for m in METRICS]
+    out = ["## Three held-out estimators", "",
+           f"Every claim about held-out ll is judged under each of {', '.join(names[:-1])} and "
+           f"{names[-1]}, from the same traces, and each gives its own verdict: they are "
+           f"never counted as votes. The primary estimator is "
+           f"{METRICS_SHORT[PRIMARY_METRIC]}: {PRIMARY_REASON}.", ""]
     if not lines:
-        return out + ["Every claim judged on held-out ll has the same outcome under both "
-                      "metrics.", ""]
-    return out + lines + ["", f"Why they can differ: {METRIC_REASON}.", ""]
+        return out + ["Every claim judged on held-out ll has the same outcome under every "
+                      "estimator.", ""]
+    return out + ["Where the outcome differs between estimators (where document completion "
+                  "and the paper's metric disagree, left-to-right arbitrates):", ""] + lines + [
+        "", f"Why they can differ: {METRIC_REASON}.", ""]
 
 
 def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
@@ -126,7 +125,7 @@ def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
            "As published: the paper's, BIDMach's and each library's own default settings. "
            "Tuned: each method's own step sizes chosen on validation documents carved from the "
            "training documents (never a test document), by final validation ll under document "
-           "completion, the primary metric, from a grid of equal size per method "
+           "completion (available on validation documents for every method), from a grid of equal size per method "
            "(`results/<dataset>/tuning.md`); under the paper's metric the same choice is "
            "judged. VB batch and CGS have no step size: their one run serves both "
            "configurations, at the shared α, β, K.", ""]
@@ -164,7 +163,8 @@ def _recovery_lines(rows: list[dict]) -> list[str]:
 
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
                   findings: dict | None = None, recovery: dict | None = None,
-                  vb_notes: dict | None = None, tuned: dict | None = None) -> str:
+                  vb_notes: dict | None = None, tuned: dict | None = None,
+                  frames: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
@@ -174,6 +174,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
         (synthetic datasets)
     vb_notes : {dataset: :func:`~same.report.claims.vb_comparison` lines}, optional
     tuned : {dataset: {method: the settings chosen on validation documents}}, optional
+    frames : {dataset: its traces}, optional: the findings paragraph that opens the file
     """
     vb_notes = vb_notes or {}
     scales, findings, recovery = scales or {}, findings or {}, recovery or {}
@@ -189,8 +190,14 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
              "", f"Setting: {setting}", "",
              "Verdicts move with scale: each is measured at its dataset's training tokens per φ "
              f"parameter (N_train / (K · W); the paper's runs at K=256: {paper}). A claim that "
-             "does not reproduce here may at the paper's scale, and the reverse.", "",
-             "## Summary", ""] + _summary_rows(verdicts, where) + [""]
+             "does not reproduce here may at the paper's scale, and the reverse.", ""]
+    if frames:
+        lines += ["## The finding", "",
+                  "Per dataset and configuration, from the verdicts and traces below: means "
+                  "with 95% Student-t intervals over seeds, differences with Welch's p.", ""]
+        for name, df in frames.items():
+            lines += findings_lines(name, df, verdicts, _scale_text(scales.get(name)))
+    lines += ["## Summary", ""] + _summary_rows(verdicts, where) + [""]
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
     across = scale_summary(verdicts, scales, findings)
     lines += ["## Across scales", "",
@@ -258,6 +265,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
             tuned[name] = load_tuning(info["tuning"])["chosen"]
     vb_notes = {name: vb_comparison(info["df"], tuned.get(name))
                 for name, info in datasets.items()}
-    text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes, tuned)
+    text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes, tuned,
+                         {name: info["df"] for name, info in datasets.items()})
     write_text(out_path, text, kind, inputs=inputs)
     return verdicts

@@ -21,7 +21,7 @@ from .figures import COLORS, _save
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
-from .verdicts import METRICS, METRICS_SHORT
+from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC
 
 __all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "scale_study",
            "scale_summary", "STUDY_CLAIMS", "STUDY_LABEL"]
@@ -247,8 +247,9 @@ STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
 
 
 def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str]:
-    """One line per claim across scales: per dataset, at its main scale, how many of the
-    claim's verdicts (metrics × configurations × VB implementations) are reproduced, and for
+    """One line per claim across scales: per dataset, at its main scale, the claim's outcome
+    under the primary estimator in each configuration (and against each VB implementation;
+    estimators are never counted as votes), and for
     the claims the scale study measures (:data:`STUDY_CLAIMS`; as published, by document
     completion), where it holds.
 
@@ -264,8 +265,15 @@ def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str
         for dataset, vs in per.items():
             sc = scales.get(dataset)
             at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
-            k = sum(getattr(v.outcome, "value", v.outcome) == "reproduced" for v in vs)
-            line = f"{dataset} at {at} tok/param: reproduced in {k} of {len(vs)} verdicts"
+            primary = [v for v in vs if getattr(v, "metric", None) in (PRIMARY_METRIC, None)]
+            cells = "; ".join(
+                f"{getattr(v.outcome, 'value', v.outcome)}"
+                + "".join(f" {x}" for x in (getattr(v, "configuration_name", None),
+                                            f"vs {v.vb}" if getattr(v, "vb", None) else None)
+                          if x)
+                for v in primary)
+            line = (f"{dataset} at {at} tok/param ({METRICS_SHORT[PRIMARY_METRIC]}, the "
+                    f"primary estimator): {cells}")
             study = (findings.get(dataset) or {}).get(STUDY_CLAIMS.get(claim, ("",))[0])
             if claim in STUDY_CLAIMS and study is not None:
                 line += f"; scale study: {describe_crossover(study, STUDY_CLAIMS[claim][1])}"

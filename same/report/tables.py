@@ -7,21 +7,28 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..outputs import check_target, text_kind, write_text
-from .paper import METHOD_NAMES, PAPER_TABLE1, PAPER_TABLE1_OTHER, PAPER_TABLE2
+from .paper import (
+    CONVERGED_EPS,
+    IMPLEMENTATIONS,
+    METHOD_NAMES,
+    PAPER_TABLE1,
+    PAPER_TABLE1_OTHER,
+    PAPER_TABLE2,
+)
+from .stats import LADDER_GAPS, converged, ladder, runs_of, seconds_to, t_interval
 from .traces import (
     configuration_frame,
     configurations,
     final_ll,
-    final_lls,
-    first_reach,
+    first_pass_seconds,
     first_seed,
-    mean_reach_seconds,
+    per_pass_over_seeds,
     per_pass_seconds,
     test_traces,
     twinned_labels,
 )
 
-__all__ = ["write_csv", "csv_text", "convergence_reference", "table1_rows", "table2_rows",
+__all__ = ["write_csv", "csv_text", "table1_rows", "table2_rows",
            "table1", "table2",
            "time_to_quality_rows", "time_to_quality", "write_table", "topic_recovery_rows",
            "topic_recovery_table"]
@@ -70,56 +77,45 @@ def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence
         write_text(path, body, kind, inputs=inputs)
 
 
-def convergence_reference(df) -> float:
-    """Held-out ll of CGS at its last checkpoint (iteration budget), mean over seeds.
-
-    Raises
-    ------
-    ValueError
-        No CGS run (label ``cgs``) in ``df``.
-    """
-    cgs = df[df["label"] == "cgs"]
-    if cgs.empty:
-        raise ValueError("table 1 needs the CGS runs (label 'cgs')")
-    return float(cgs[cgs["pass"] == cgs["pass"].max()]["ll"].mean())
-
-
-def _method_row(label: str, d, ref: float, cgs_iters: int) -> dict:
-    per_pass, reach_pass, reach_s, final = [], [], [], []
-    for _, run in d.groupby("seed"):
-        per_pass.append(per_pass_seconds(run))
-        if label == "cgs":  # by definition CGS converges at the reference iteration
-            at = run[run["pass"] == cgs_iters]
-            p, s = float(cgs_iters), float(at["train_seconds"].iloc[0])
-        else:
-            p, s = first_reach(run, ref)
-        reach_pass.append(p)
-        reach_s.append(s)
-        final.append(final_ll(run))
-    all_reached = all(s is not None for s in reach_s)
+def _method_row(label: str, d, eps: float) -> dict:
+    """One method's row: per-pass cost, convergence by its own rule
+    (:func:`~same.report.stats.convergence`), final ll with its interval."""
+    conv = converged(d, label, eps)
+    final = np.array([c.final for c in conv])
+    mean, lo, hi = t_interval(final)
+    passes = np.array([c.passes for c in conv])
     paper = PAPER_TABLE1.get(label, ("—", None, None))
-    return {"method": METHOD_NAMES[label], "seeds": len(per_pass),
-            "s_per_pass": float(np.mean(per_pass)),
-            "s_to_converge": float(np.mean(reach_s)) if all_reached else None,
-            "passes_to_converge": float(np.mean(reach_pass)) if all_reached else None,
-            "seeds_converged": f"{sum(s is not None for s in reach_s)}/{len(reach_s)}",
-            "final_ll": float(np.mean(final)), "paper_system": paper[0],
-            "paper_s_per_pass": paper[1], "paper_s_to_converge": paper[2]}
+    return {"method": METHOD_NAMES[label], "implementation": IMPLEMENTATIONS.get(label),
+            "seeds": len(conv),
+            "s_per_pass": float(np.median([per_pass_seconds(r) for r in runs_of(d, label)])),
+            "s_to_converge": float(np.mean([c.seconds for c in conv])),
+            "passes_to_converge": float(passes.mean()),
+            "passes_to_converge_95": _half(passes),
+            "budget_passes": float(conv[0].budget_passes),
+            "peak_decline": float(max(c.decline for c in conv)),
+            "final_ll": mean, "final_ll_95": (hi - lo) / 2 if np.isfinite(lo) else None,
+            "paper_system": paper[0], "paper_s_per_pass": paper[1],
+            "paper_s_to_converge": paper[2]}
 
 
-def table1_rows(df) -> list[dict]:
-    """Per method: s/pass, s and passes to converge (= reach CGS's ll at its budget), final ll."""
-    ref = convergence_reference(df)
-    cgs_iters = int(df[df["label"] == "cgs"]["pass"].max())
-    rows = [_method_row(label, df[df["label"] == label], ref, cgs_iters)
-            for label in METHOD_NAMES if not df[df["label"] == label].empty]
+def _half(a) -> float | None:
+    """Half-width of the 95% t interval of ``a``'s mean (None for one seed)."""
+    _, lo, hi = t_interval(a)
+    return (hi - lo) / 2 if np.isfinite(lo) else None
+
+
+def table1_rows(df, eps: float = CONVERGED_EPS) -> list[dict]:
+    """Per method: median s/pass, seconds and passes to converge by its own rule (within
+    ``eps`` of its own final ll for the rest of its budget; mean over seeds), the largest
+    decline from a peak, final ll with its 95% t interval."""
+    rows = [_method_row(label, df, eps) for label in METHOD_NAMES
+            if not df[df["label"] == label].empty]
     for name, per, conv in PAPER_TABLE1_OTHER:
-        rows.append({"method": "—", "seeds": None, "s_per_pass": None, "s_to_converge": None,
-                     "passes_to_converge": None, "seeds_converged": None, "final_ll": None,
-                     "paper_system": name, "paper_s_per_pass": per, "paper_s_to_converge": conv})
-    for r in rows:
-        r["converge_target_ll"] = ref
-        r["cgs_reference_iterations"] = cgs_iters
+        rows.append({"method": "—", "implementation": None, "seeds": None, "s_per_pass": None,
+                     "s_to_converge": None, "passes_to_converge": None,
+                     "passes_to_converge_95": None, "budget_passes": None, "peak_decline": None,
+                     "final_ll": None, "final_ll_95": None, "paper_system": name,
+                     "paper_s_per_pass": per, "paper_s_to_converge": conv})
     return rows
 
 
@@ -148,29 +144,64 @@ CONFIGURATION_NOTE = ("Configurations: as published (the paper's, BIDMach's, eac
 
 
 def table1(df, csv_path, md_path, setting: str) -> list[dict]:
-    """Time per pass and time to converge per method (converged = CGS's ll at its budget), in
-    each configuration (the tuned rows: the methods with a step size)."""
+    """Time per pass and time to converge per method (each by its own rule), in each
+    configuration (the tuned rows: the methods with a step size)."""
     rows = by_configuration(df, table1_rows, tuned_only=True)
     write_table(rows, csv_path, md_path, "Table 1: runtime per pass and time to converge",
                 [setting, CONFIGURATION_NOTE,
-                 f"'converge' = first checkpoint whose held-out ll reaches CGS's ll after "
-                 f"{rows[0]['cgs_reference_iterations']} iterations "
-                 f"({rows[0]['converge_target_ll']:.4f} nats/token, mean over seeds); — = not "
-                 f"reached by every seed within the budget.",
-                 "Seconds are training time only (evaluation excluded); CGS 'per pass' is per "
-                 "Gibbs iteration.",
+                 f"'converge' = the first checkpoint after which the run stays within "
+                 f"{CONVERGED_EPS} nats/token of its own final ll for the rest of its budget "
+                 f"(each method by its own curve; mean over seeds, ± the half-width of the 95% "
+                 f"Student-t interval); peak_decline = how far a seed ended below its best "
+                 f"checkpoint (a curve that peaks and falls back converges only once it is "
+                 f"within the tolerance of where it ends). Held-out ll by document completion.",
+                 "Seconds are training time only (evaluation excluded), median over seeds of "
+                 "each run's median per pass; CGS 'per pass' is per Gibbs iteration.",
                  "Paper columns: NYTimes, K=256, GTX-690 GPU / E5-2660 CPU (their Table 1)."])
     return rows
 
 
+def _n_inner(d) -> int:
+    """SAME's inner sweeps per minibatch of one run's rows: its params (a JSON string, as
+    :func:`~same.report.traces.load_traces` records them), else SameLDA's default."""
+    import json
+
+    params = d["params"].iloc[0] if "params" in d else None
+    if isinstance(params, str) and "n_inner" in json.loads(params):
+        return int(json.loads(params)["n_inner"])
+    from ..sampler import SameLDA
+
+    return int(SameLDA().n_inner)
+
+
 def table2_rows(df, runs: dict) -> list[dict]:
-    """Seconds per pass for each m (runs: m → label; first seed), with ratios to the smallest m."""
+    """Seconds per pass for each m (runs: m → label) over every seed of its run, with ratios
+    to the smallest m.
+
+    Per m: ``first_pass_s``, the first pass's seconds (median over seeds); ``s_per_pass``,
+    the steady cost (each seed's median over the passes after the first, then the median
+    over seeds; ``s_per_pass_min``/``_max`` their range); ``seeds``; the samples per word the
+    run drew (the paper's accounting, m × passes: the trace's ``samples_per_word`` at its
+    last pass) and the sweeps per word behind them (× ``n_inner``, SAME's inner sweeps per
+    minibatch, from the run's params).
+    """
     rows = []
     for m in sorted(runs):
         d = df[df["label"] == runs[m]]
-        if not d.empty:
-            rows.append({"n_samples": m, "s_per_pass": per_pass_seconds(first_seed(d)),
-                         "paper_s_per_pass": PAPER_TABLE2.get(m)})
+        if d.empty:
+            continue
+        cost = per_pass_over_seeds(d)
+        firsts = [s for _, run in d.groupby("seed") if (s := first_pass_seconds(run)) is not None]
+        last = d.sort_values("pass").groupby("seed").last()
+        samples = round(float(last["samples_per_word"].median()), 6)  # m × passes, summed
+        samples = int(samples) if samples.is_integer() else samples
+        n_inner = _n_inner(d)
+        rows.append({"n_samples": m, "seeds": cost["seeds"],
+                     "first_pass_s": float(np.median(firsts)) if firsts else None,
+                     "s_per_pass": cost["median"], "s_per_pass_min": cost["min"],
+                     "s_per_pass_max": cost["max"], "paper_s_per_pass": PAPER_TABLE2.get(m),
+                     "passes": int(last["pass"].median()), "samples_per_word": samples,
+                     "n_inner": n_inner, "sweeps_per_word": samples * n_inner})
     if rows:
         base = rows[0]["s_per_pass"]
         pbase = PAPER_TABLE2.get(rows[0]["n_samples"])
@@ -178,37 +209,47 @@ def table2_rows(df, runs: dict) -> list[dict]:
             r["ratio_to_smallest_m"] = r["s_per_pass"] / base
             r["paper_ratio"] = (r["paper_s_per_pass"] / pbase
                                 if r["paper_s_per_pass"] and pbase else None)
-    return rows
+    order = ("n_samples", "seeds", "first_pass_s", "s_per_pass", "s_per_pass_min",
+             "s_per_pass_max", "ratio_to_smallest_m", "paper_s_per_pass", "paper_ratio")
+    return [{**{k: r[k] for k in order}, **r} for r in rows]
 
 
 def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
-    """Seconds per pass vs m."""
+    """Seconds per pass vs m, over every seed (:func:`table2_rows`)."""
     rows = table2_rows(df, runs)
+    seeds = sorted({r["seeds"] for r in rows})
     write_table(rows, csv_path, md_path, "Table 2: runtime per pass vs number of samples m",
-                [setting, "Training seconds per pass (median over passes after the first).",
+                [setting,
+                 "Training seconds only (evaluation excluded). first_pass_s: the first pass, "
+                 "apart (median over seeds); s_per_pass: each seed's median over the passes "
+                 "after the first, then the median over seeds (s_per_pass_min/_max: the range "
+                 f"over seeds); seeds: runs per m ({', '.join(map(str, seeds))}). Ratios are "
+                 "of s_per_pass.",
+                 "samples_per_word: the paper's accounting, m × passes (each word's m samples "
+                 "per pass), at the end of the run; sweeps_per_word = samples_per_word × "
+                 "n_inner, SAME's inner Gibbs sweeps over each minibatch per pass: the draws "
+                 "actually made per word.",
+                 "The fit rule reserves every core for each m sweep run (workflow/rules/"
+                 "fit.smk), so that a run made under it held the machine alone while timed.",
                  "Paper column: NYTimes, K=256, one GTX-690 core (their Table 2)."])
     return rows
 
 
-def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
-    """Training seconds each method needs to reach a ladder of held-out ll targets.
-
-    Targets: each method's mean final ll, and ``n_steps`` evenly spaced levels from the worst
-    to the best of them.  Per method and target: the mean over seeds of the interpolated
-    seconds (:func:`~same.report.traces.reach_seconds`) when every seed reaches it, else None,
-    with how many seeds did.
-    """
+def time_to_quality_rows(df) -> list[dict]:
+    """Training seconds each method needs to reach each rung of the one ladder of absolute
+    targets (:func:`~same.report.stats.ladder`: fixed gaps below the best method's mean final
+    ll). Per method and rung: the mean over seeds of the interpolated seconds
+    (:func:`~same.report.stats.seconds_to`) when every seed reaches it, else None, with how
+    many seeds did."""
     labels = [m for m in METHOD_NAMES if not df[df["label"] == m].empty]
-    finals = {m: float(final_lls(df, m).mean()) for m in labels}
-    ladder = {round(v, 6): f"{METHOD_NAMES[m]} final" for m, v in finals.items()}
-    for v in np.linspace(min(finals.values()), max(finals.values()), n_steps):
-        ladder.setdefault(round(float(v), 6), "step")
     rows = []
-    for target in sorted(ladder):
-        row = {"target_ll": target, "target": ladder[target]}
+    for target, name in sorted(ladder(df, labels).items()):
+        row = {"target_ll": target, "target": name}
         for m in labels:
-            row[f"{METHOD_NAMES[m]} s"], row[f"{METHOD_NAMES[m]} seeds"] = mean_reach_seconds(
-                df, m, target)
+            secs = seconds_to(df, m, target)
+            hit = np.isfinite(secs)
+            row[f"{METHOD_NAMES[m]} s"] = float(secs.mean()) if hit.all() else None
+            row[f"{METHOD_NAMES[m]} seeds"] = f"{int(hit.sum())}/{len(secs)}"
         if "same" in labels and "cgs" in labels:
             a, b = row[f"{METHOD_NAMES['same']} s"], row[f"{METHOD_NAMES['cgs']} s"]
             row["SAME / CGS seconds"] = a / b if a is not None and b else None
@@ -218,13 +259,16 @@ def time_to_quality_rows(df, n_steps: int = 5) -> list[dict]:
 
 def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
     """The time-to-quality table of one dataset (CSV and Markdown), each configuration's
-    ladder of targets from its own runs."""
+    ladder from its own runs."""
     rows = by_configuration(df, time_to_quality_rows)
     write_table(rows, csv_path, md_path, "Time to quality: training seconds to reach a held-out ll",
                 [setting, CONFIGURATION_NOTE,
-                 "Targets: each method's mean final ll and evenly spaced levels between the worst "
-                 "and the best; seconds are training time (evaluation excluded), mean over seeds, "
-                 "interpolated linearly between checkpoints; — = not reached by every seed.",
+                 "Targets: one ladder of absolute held-out lls (document completion), "
+                 + ", ".join(f"{g:g}" for g in LADDER_GAPS) + " nats/token below the best "
+                 "method's mean final ll (the best method fixes the ladder; no target depends "
+                 "on the worst), the same ladder claims.md reads; seconds are training time "
+                 "(evaluation excluded), mean over seeds, interpolated linearly between "
+                 "checkpoints; — = not reached by every seed.",
                  "Checkpoints: every pass (CGS: iteration) up to 20, then at least every tenth of "
                  "the budget, so no interpolation spans more than 10 % of a run."])
     return rows

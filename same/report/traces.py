@@ -10,10 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .paper import CONVERGED_EPS
-
-__all__ = ["load_traces", "per_pass_seconds", "first_reach", "converged_pass", "first_seed",
-           "final_lls", "final_ll", "scale_of", "reach_seconds", "mean_reach_seconds",
+__all__ = ["load_traces", "per_pass_seconds", "per_pass_over_seeds", "first_pass_seconds",
+           "first_seed",
+           "final_lls", "final_ll", "scale_of", "reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
            "configuration_frame", "test_traces", "twinned_labels"]
 
@@ -129,20 +128,20 @@ def per_pass_seconds(run) -> float:
     return float(np.median(steps[1:] if len(steps) > 1 else steps))
 
 
-def first_reach(run, target: float, x: str = "pass"):
-    """(x, train_seconds) of the first checkpoint with ll ≥ target, or (None, None)."""
-    r = run.sort_values(x)
-    hit = r[r["ll"] >= target]
-    if hit.empty:
-        return None, None
-    return float(hit[x].iloc[0]), float(hit["train_seconds"].iloc[0])
+def first_pass_seconds(run) -> float | None:
+    """Training seconds of one run's first pass (CGS: first iteration); None when its trace
+    has no checkpoint at pass 1 (a run scored at its final checkpoint only)."""
+    first = run[run["pass"] == 1]
+    return float(first["train_seconds"].iloc[0]) if not first.empty else None
 
 
-def converged_pass(run, eps: float = CONVERGED_EPS) -> float:
-    """First pass whose ll is within ``eps`` of the run's final ll."""
-    r = run.sort_values("pass")
-    final = r["ll"].iloc[-1]
-    return float(r[r["ll"] >= final - eps]["pass"].iloc[0])
+def per_pass_over_seeds(d) -> dict:
+    """Seconds per pass of one label's runs across seeds: each seed's
+    :func:`per_pass_seconds` (its median over passes after the first), then their median,
+    min and max over seeds; ``seeds`` how many runs."""
+    per = [per_pass_seconds(run) for _, run in d.groupby("seed")]
+    return {"median": float(np.median(per)), "min": float(np.min(per)),
+            "max": float(np.max(per)), "seeds": len(per)}
 
 
 def first_seed(d):
@@ -203,13 +202,3 @@ def reach_seconds(seconds, ll, target: float, x=None) -> tuple:
     return float(xs[i]), float(s)
 
 
-def mean_reach_seconds(df, label: str, target: float) -> tuple:
-    """(mean over seeds of :func:`reach_seconds` to ``target``, or None unless every seed of
-    ``label`` reaches it; "reached/seeds")."""
-    secs = []
-    for _, r in df[df["label"] == label].groupby("seed"):
-        r = r.sort_values("pass")
-        secs.append(reach_seconds(r["train_seconds"], r["ll"], target)[1])
-    hit = [x for x in secs if x is not None]
-    return (float(np.mean(hit)) if hit and len(hit) == len(secs) else None,
-            f"{len(hit)}/{len(secs)}")

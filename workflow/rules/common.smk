@@ -133,7 +133,8 @@ def all_outputs():
     for d in config["datasets"]:
         if d in SYNTHETIC:
             out += expand(f"results/{d}/topic_recovery.{{ext}}", ext=["csv", "md"])
-        for fig in ("fig1_passes", "fig1c_samples", "fig2a_m", "fig2b_anneal", "prior_scale"):
+        for fig in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
+                    "prior_scale"):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}",
                       table=["table1", "table2", "time_to_quality"], ext=["csv", "md"])
@@ -159,6 +160,22 @@ def fit_inputs(wildcards):
     return inputs
 
 
+# Timing-sensitive fits hold the machine alone. Table 2 and claim C6 compare the m sweep's
+# seconds per pass across m, so each m sweep run (same.runs.m_sweep_labels, and their tuned
+# twins) reserves every core Snakemake may use (threads: workflow.cores, as rule scaling does
+# for C9): the scheduler then starts no other job beside it. The reservation is Snakemake's
+# bookkeeping only: the run itself uses the config's `threads` (its spec's, pinned by the
+# runner for numba, BLAS and tomotopy; meta.json records them), never the reserved count.
+# Threads are no rerun trigger: traces made before this reservation are not redone by it.
+TIMED_LABELS = frozenset(with_twins(m_sweep_labels(config).values()))
+
+
+def fit_threads(wildcards):
+    """Cores the fit job reserves: every core for a timed run (TIMED_LABELS), else the
+    config's threads (what every run uses)."""
+    return workflow.cores if wildcards.label in TIMED_LABELS else config["threads"]
+
+
 def fit_spec(wildcards):
     """The run spec (JSON) of one fit job, from the table of runs."""
     return spec_for(config, RUNS, wildcards.label, int(wildcards.seed), int(wildcards.K)).to_json()
@@ -180,8 +197,13 @@ def setting(dataset, study=False, m_sweep=False):
     sweep's sampler)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     sampler = p["sampler"]
+    sweep_passes = ""
     if m_sweep:
         sampler = config["same"].get("m_sampler", sampler)
+        passes = config["same"].get("m_sweep_passes", config["same"]["passes"])
+        if passes != config["same"]["passes"]:
+            sweep_passes = (f", {passes} passes per run (the main runs' "
+                            f"{config['same']['passes']}, shortened to fit 30 minutes)")
     if study:
         st = config["scale_study"]
         ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
@@ -192,7 +214,7 @@ def setting(dataset, study=False, m_sweep=False):
         ks, who = f"K={K}", f"seeds {SEEDS}"
     names = [dataset] if isinstance(dataset, str) else list(dataset)
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME m={p['n_copies']:g} ({sampler} sampler, "
+            f"SAME m={p['n_copies']:g} ({sampler} sampler{sweep_passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch {minibatch_text(p['batch_size'])}, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
@@ -215,6 +237,7 @@ REPORT_GROUPS = {
     "fig1_passes": ("C1–C3 · held-out ll per pass and per sample", "Fig. 1a/b · ll vs passes"),
     "fig1c_samples": ("C1–C3 · held-out ll per pass and per sample",
                       "Fig. 1c · ll vs samples per word"),
+    "fig1_seconds": ("C4–C5 · time to converge", "ll vs training seconds, seconds per pass"),
     "table1": ("C4–C5 · time to converge", "Table 1 · seconds per pass and to converge"),
     "time_to_quality": ("C4–C5 · time to converge", "time to quality"),
     "table2": ("C6 · seconds per pass vs m", "Table 2 · seconds per pass vs m"),

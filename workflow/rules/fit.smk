@@ -4,6 +4,9 @@
 # dataset's tuning.json (rule tuning), whose choice it applies over the spec's params.
 # params.code: the fingerprint of the code a fit runs, so that a code change reruns the fits
 # and a docstring or comment edit does not.
+# Timing-sensitive fits hold the machine alone: the m sweep's fits (TIMED_LABELS, common.smk)
+# reserve every core Snakemake may use, so no other job runs beside them while they are timed
+# (table2, C6); the run itself uses only the config's threads (fit_threads, common.smk).
 
 
 rule fit:
@@ -18,7 +21,9 @@ rule fit:
         out=lambda wc, output: str(Path(output.trace).parent),
         code=FIT_CODE,
         tuning=lambda wc, input: ["--tuning", input.tuning] if "tuning" in input.keys() else [],
-    threads: config["threads"]
+    # Snakemake's reservation (every core for the m sweep, common.smk's fit_threads); the run
+    # uses its spec's threads, the config's
+    threads: fit_threads
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,
     log:

@@ -15,6 +15,8 @@ caption = smk.params.get("setting", "")
 
 if rule == "fig1_passes":
     report.fig_ll_vs_passes(df, smk.output, caption, smk.params.max_passes)
+elif rule == "fig1_seconds":
+    report.fig_ll_vs_seconds(df, smk.output, caption)
 elif rule == "fig1c_samples":
     report.fig_ll_vs_samples(df, smk.output, caption, dict(smk.params.labels))
 elif rule == "fig2a_m":

@@ -1,0 +1,186 @@
+"""The quantities every verdict, table and figure reads, each computed by one function here.
+
+- seed statistics: a mean with its Student-t interval (:func:`t_interval`), two runs compared
+  by Welch's t-test at :data:`ALPHA` (:func:`welch`);
+- convergence each method defines for itself (:func:`convergence`): the first checkpoint
+  after which a run stays within ε of its own final ll for the rest of its budget, with the
+  peak and the decline after it reported (a curve that peaks and falls back is judged by the
+  same rule);
+- time to quality (:func:`ladder`, :func:`seconds_to`): one ladder of absolute held-out ll
+  targets fixed below the best method's mean final ll, never from the worst method, shared
+  by every table and claim.
+
+ll in nats/token, seconds of training (evaluation excluded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .paper import CONVERGED_EPS
+
+__all__ = ["ALPHA", "CONFIDENCE", "EPS_RANGE", "LADDER_GAPS", "PRIMARY_GAP", "t_interval",
+           "interval_text", "Comparison", "welch", "Convergence", "convergence", "converged",
+           "ladder", "primary_rung", "seconds_to", "final_by_seed", "runs_of"]
+
+#: Two-sided level of every Welch test a verdict reads.
+ALPHA = 0.05
+#: Coverage of every interval printed beside a mean (Student t over seeds).
+CONFIDENCE = 0.95
+#: The ε values a verdict's convergence rule is re-judged under (the middle one is the rule's).
+EPS_RANGE = (0.005, CONVERGED_EPS, 0.02)
+#: Rungs of the time-to-quality ladder: this far below the best method's mean final ll.
+LADDER_GAPS = (0.01, 0.02, 0.05, 0.1, 0.2)
+#: The rung a claim reads unless its robustness check varies it.
+PRIMARY_GAP = 0.05
+
+
+def t_interval(a, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(mean, low, high) of the Student-t interval of the mean of per-seed values ``a``;
+    low = high = nan for fewer than two seeds (no interval without a spread)."""
+    from scipy import stats
+
+    a = np.asarray(a, dtype=float)
+    m = float(a.mean())
+    if len(a) < 2:
+        return m, float("nan"), float("nan")
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
+    return m, m - half, m + half
+
+
+def interval_text(a, nd: int = 4, name: str | None = None) -> str:
+    """"name mean ± half-width (95% t, n seeds)"; "(1 seed)" without an interval."""
+    m, lo, hi = t_interval(a)
+    head = (f"{name} " if name else "") + f"{m:.{nd}f}"
+    if np.isnan(lo):
+        return head + " (1 seed, no interval)"
+    return head + f" ± {(hi - lo) / 2:.{nd}f} ({CONFIDENCE:.0%} t, {len(a)} seeds)"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Welch's t-test of mean(a) − mean(b) (:func:`welch`)."""
+
+    diff: float  #: mean(a) − mean(b)
+    p: float  #: two-sided p-value (nan when either side has one seed or no spread)
+
+    @property
+    def significant(self) -> bool:
+        """p < :data:`ALPHA` (False when p is undefined)."""
+        return bool(self.p < ALPHA)
+
+    @property
+    def higher(self) -> bool:
+        """a significantly above b."""
+        return self.significant and self.diff > 0
+
+    @property
+    def lower(self) -> bool:
+        """a significantly below b."""
+        return self.significant and self.diff < 0
+
+    def text(self, nd: int = 4) -> str:
+        p = "p undefined" if np.isnan(self.p) else f"Welch p = {self.p:.2g}"
+        return f"{self.diff:+.{nd}f} ({p})"
+
+
+def welch(a, b) -> Comparison:
+    """Welch's unequal-variance t-test (scipy.stats.ttest_ind, equal_var=False) of per-seed
+    values ``a`` against ``b``; identical constant samples give p = 1 (no difference) and
+    distinct constant ones p = 0."""
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    diff = float(a.mean() - b.mean())
+    if len(a) < 2 or len(b) < 2:
+        return Comparison(diff, float("nan"))
+    if a.std() == 0 and b.std() == 0:
+        return Comparison(diff, 1.0 if diff == 0 else 0.0)
+    import warnings
+
+    with warnings.catch_warnings():  # nearly equal seeds: scipy warns, its p stays right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Comparison(diff, float(stats.ttest_ind(a, b, equal_var=False).pvalue))
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """How one run converged by its own rule (:func:`convergence`)."""
+
+    passes: float  #: the pass (CGS: iteration) of the first checkpoint it stays within ε after
+    seconds: float  #: training seconds at that checkpoint
+    final: float  #: ll at the last checkpoint
+    peak: float  #: the highest ll of any checkpoint
+    peak_pass: float  #: where the peak was
+    budget_passes: float  #: the last checkpoint's pass
+
+    @property
+    def decline(self) -> float:
+        """How far the run fell from its peak by the end (≥ 0)."""
+        return self.peak - self.final
+
+
+def convergence(run, eps: float = CONVERGED_EPS, y: str = "ll") -> Convergence:
+    """A run has converged at the first checkpoint after which every checkpoint of its budget
+    stays within ``eps`` of its final ll (|ll − final| ≤ eps); a run that peaks and declines
+    by more than ``eps`` converges only once it is within ``eps`` of where it ends.
+
+    run : one run's trace rows (columns pass, train_seconds and ``y``)
+    """
+    r = run.sort_values("pass")
+    ll = r[y].to_numpy(dtype=float)
+    final = ll[-1]
+    outside = np.nonzero(np.abs(ll - final) > eps)[0]
+    i = 0 if not len(outside) else int(outside[-1]) + 1
+    top = int(np.argmax(ll))
+    passes = r["pass"].to_numpy(dtype=float)
+    return Convergence(float(passes[i]), float(r["train_seconds"].iloc[i]), float(final),
+                       float(ll[top]), float(passes[top]), float(passes[-1]))
+
+
+def runs_of(df, label: str):
+    """The runs of ``label``: one trace per seed, in seed order."""
+    return [r for _, r in df[df["label"] == label].groupby("seed")]
+
+
+def converged(df, label: str, eps: float = CONVERGED_EPS) -> list[Convergence]:
+    """:func:`convergence` of every seed of ``label``."""
+    return [convergence(r, eps) for r in runs_of(df, label)]
+
+
+def final_by_seed(df, label: str) -> np.ndarray:
+    """Final ll of each seed of ``label`` (empty if absent)."""
+    return np.array([convergence(r).final for r in runs_of(df, label)])
+
+
+def ladder(df, labels) -> dict[float, str]:
+    """The time-to-quality targets: {absolute ll: its name}, one rung per gap of
+    :data:`LADDER_GAPS` below the best mean final ll of any of ``labels`` (the best method
+    fixes the ladder, so no target depends on the worst method)."""
+    finals = {lab: final_by_seed(df, lab) for lab in labels}
+    best = max(float(a.mean()) for a in finals.values() if len(a))
+    return {round(best - g, 4): f"best − {g:g}" for g in LADDER_GAPS}
+
+
+def primary_rung(df, labels) -> tuple[float, str]:
+    """(target, name) of the ladder's rung :data:`PRIMARY_GAP` below the best mean final ll:
+    the rung claims and the findings read."""
+    rungs = ladder(df, labels)
+    target = next(t for t, name in rungs.items() if name == f"best − {PRIMARY_GAP:g}")
+    return target, rungs[target]
+
+
+def seconds_to(df, label: str, target: float) -> np.ndarray:
+    """Per seed of ``label``: training seconds to first reach ``target`` (interpolated
+    linearly between checkpoints, :func:`~same.report.traces.reach_seconds`), inf if the seed
+    never reaches it within its budget."""
+    from .traces import reach_seconds
+
+    out = []
+    for r in runs_of(df, label):
+        r = r.sort_values("pass")
+        s = reach_seconds(r["train_seconds"], r["ll"], target)[1]
+        out.append(np.inf if s is None else s)
+    return np.array(out, dtype=float)
