@@ -163,8 +163,8 @@ def fit_inputs(wildcards):
 # Timing-sensitive fits hold the machine alone. Table 2 and claim C6 compare the m sweep's
 # seconds per pass across m, so each m sweep run (same.runs.m_sweep_labels, as published:
 # table2 and C6 read those; the tuned twins feed C7's lls only) reserves every core Snakemake
-# may use (threads: workflow.cores, as rule scaling does for C9): the scheduler then starts
-# no other job beside it. The reservation is Snakemake's
+# may use (threads: workflow.cores, as the scaling benchmark of C9 does), so the scheduler
+# starts no other job beside it. The reservation is Snakemake's
 # bookkeeping only: the run itself uses the config's `threads` (its spec's, pinned by the
 # runner for numba, BLAS and tomotopy; meta.json records them), never the reserved count.
 # Threads are no rerun trigger: traces made before this reservation are not redone by it.
