@@ -1,5 +1,4 @@
-"""The one held-out evaluator used for every method (document completion, BIDMach-style ll and
-left-to-right).
+"""The one held-out evaluator of every method: document completion, BIDMach-style ll, left-to-right.
 
 Every method exports ``topic_word`` φ (K × W, rows sum to 1) and its α; this
 module, never the library that trained φ, turns them into a score.
@@ -23,15 +22,12 @@ BIDMach-style ll (for comparing with the paper's plots)
     *full* test documents, which are then scored with that θ (BIDMach
     ``LDAgibbs.evalfun``).  Optimistic: the scored tokens also fitted θ.
 
-Left-to-right (whole documents)
-    log p(w_d | φ, α) of each *full* test document, θ integrated out, estimated by
-    sequential importance sampling with ``n_particles`` particles (Wallach et al. 2009;
-    Buntine 2009's unbiased form: :mod:`same.lefttoright`), summed and divided by the
-    test tokens [nats/token].  Fits no θ; seeded, so a φ always gets the same value.
+Left-to-right: log p(w_d | φ, α) of each *full* test document, θ integrated out, by seeded
+    sequential importance sampling (:mod:`same.lefttoright`), per test token [nats/token].
 
-The first two work unchanged on NumPy and CuPy arrays (left-to-right copies φ to the host and
-runs on the CPU).  Memory is bounded: documents are processed in chunks of at most
-``chunk_nnz`` nonzeros, and no nnz × K array is ever formed (the SDDMM is a fused kernel).
+The first two work on NumPy and CuPy arrays (left-to-right copies φ to the host).  Memory is
+bounded: documents go in chunks of at most ``chunk_nnz`` nonzeros, and no nnz × K array is
+ever formed (the SDDMM is a fused kernel).
 """
 
 from __future__ import annotations
@@ -53,8 +49,7 @@ __all__ = ["FOLD_IN_ITERS", "BIDMACH_INNER", "L2R_PARTICLES", "L2R_SEED", "Evalu
 FOLD_IN_ITERS = 50
 #: Sweeps for the BIDMach-style ll (BIDMach ``uiter`` default).
 BIDMACH_INNER = 5
-#: Particles per document of the left-to-right estimate (see
-#: :data:`same.lefttoright.DEFAULT_PARTICLES`).
+#: Particles per document of the left-to-right estimate (:data:`~.lefttoright.DEFAULT_PARTICLES`).
 L2R_PARTICLES = DEFAULT_PARTICLES
 #: Seed of the left-to-right particles (fixed for every method and run).
 L2R_SEED = DEFAULT_SEED
@@ -324,19 +319,10 @@ def evaluate(topic_word, doc_topic_prior: float, split, n_iter: int = FOLD_IN_IT
              n_particles: int = L2R_PARTICLES, l2r_seed: int = L2R_SEED) -> Evaluation:
     """Score φ on a :class:`~same.split.HeldOutSplit` with the three measures.
 
-    Parameters
-    ----------
-    topic_word : (n_topics, n_words) array (NumPy or CuPy), float64 or float32, rows sum to 1
-    doc_topic_prior : α > 0
-    split : HeldOutSplit (its test_observed, test_heldout and test_full are scored)
-    n_iter : fold-in sweeps of document completion; n_inner : sweeps of the BIDMach-style ll
-    n_particles, l2r_seed : particles per document and seed of the left-to-right estimate
-        (:func:`same.lefttoright.left_to_right`)
-
-    Returns
-    -------
-    Evaluation: ll, ll_bidmach and ll_l2r in nats/token, perplexity = exp(−ll), the token
-    counts and the settings used.
+    topic_word : (n_topics, n_words) float64/float32 array (NumPy or CuPy), rows summing to 1;
+    split : its test_observed, test_heldout and test_full are scored; n_iter, n_inner: sweeps of
+    document completion and of the BIDMach-style ll; n_particles, l2r_seed: of left-to-right.
+    Returns an Evaluation: ll, ll_bidmach, ll_l2r in nats/token, the token counts, settings.
 
     Raises
     ------

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from same.report import figures, tables
+from same.report import seconds as seconds_figure
+from same.report import tables
 from same.report.figures import figure_caption
 from same.report.paper import IMPLEMENTATIONS, METHOD_NAMES
 from same.report.verdicts import METRICS
@@ -66,15 +67,15 @@ def main_frame(passes=6, twins=()):
 
 @pytest.fixture
 def drawn_figures(monkeypatch):
-    """The figures passed to figures._save (saved as usual), to read what was drawn."""
+    """The figures passed to seconds_figure._save (saved as usual), to read what was drawn."""
     saved = []
-    real = figures._save
+    real = seconds_figure._save
 
     def keep(fig, outputs, also=()):
         saved.append(fig)
         real(fig, outputs, also)
 
-    monkeypatch.setattr(figures, "_save", keep)
+    monkeypatch.setattr(seconds_figure, "_save", keep)
     return saved
 
 
@@ -83,7 +84,7 @@ def test_fig_ll_vs_seconds_draws_the_mean_over_seeds_and_each_methods_cost(tmp_p
     passes = 6
     df = main_frame(passes)
     outs = [tmp_path / "fig1_seconds.png", tmp_path / "fig1_seconds.pdf"]
-    figures.fig_ll_vs_seconds(df, outs, "S")
+    seconds_figure.fig_ll_vs_seconds(df, outs, "S")
     assert all(p.stat().st_size > 1000 for p in outs)
     fig = drawn_figures[-1]
     metrics = [m for m in METRICS if m in df.columns]
@@ -120,7 +121,7 @@ def test_fig_ll_vs_seconds_rows_per_configuration_and_columns_per_metric(tmp_pat
     """A tuned row when twins exist (its SAME line the twin's); the metric columns are the
     METRICS the traces have, whichever they are."""
     df = main_frame(4, twins=("same", "vb_online"))
-    drawn = figures.fig_ll_vs_seconds(df, [tmp_path / "f.png"], "S")
+    drawn = seconds_figure.fig_ll_vs_seconds(df, [tmp_path / "f.png"], "S")
     assert list(drawn) == ["published", "tuned"]
     fig = drawn_figures[-1]
     metrics = [m for m in METRICS if m in df.columns]
@@ -130,7 +131,7 @@ def test_fig_ll_vs_seconds_rows_per_configuration_and_columns_per_metric(tmp_pat
     np.testing.assert_allclose(tuned_same.get_xdata(), expected)
     # one metric fewer: one column fewer
     dropped = df.drop(columns=[metrics[-1]])
-    figures.fig_ll_vs_seconds(dropped, [tmp_path / "g.png"], "S")
+    seconds_figure.fig_ll_vs_seconds(dropped, [tmp_path / "g.png"], "S")
     assert len(drawn_figures[-1].axes) == 2 * len(metrics)
 
 

@@ -1,9 +1,8 @@
 """Backend dispatch for the hot steps.
 
-Each function takes arrays of one backend (NumPy or CuPy) and routes them to that
-backend's kernel: numba on CPU (:mod:`same.kernels.cpu`, per-element code in
-:mod:`same.kernels.elements`), CUDA on GPU (:mod:`same.kernels.cuda`, or CuPy array
-expressions where no custom kernel is needed); importing it never initialises CUDA.
+Each function routes arrays of one backend (NumPy or CuPy) to its kernel: numba on CPU
+(:mod:`same.kernels.cpu`, per-element code in :mod:`same.kernels.elements`), CUDA on GPU
+(:mod:`same.kernels.cuda`, or CuPy expressions); importing it never initialises CUDA.
 Counts T and P are int32: exact while m × (occurrences of one word in one minibatch) stays
 well below 2^31 (PubMed, m = 100: about 4·10^7 for its top word in a 1/20 minibatch).
 """

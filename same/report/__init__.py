@@ -15,7 +15,6 @@ from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9
 from .figures import (
            fig_ll_vs_passes,
            fig_ll_vs_samples,
-           fig_ll_vs_seconds,
            fig_m,
            fig_schedules,
            fig_sensitivity,
@@ -24,6 +23,7 @@ from .figures import (
 from .judge import judge_dataset, vb_comparison
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .render import claims, render_claims
+from .seconds import fig_ll_vs_seconds
 from .study import crossover, scale_study, study_findings, study_rows
 from .tables import (
            table1,

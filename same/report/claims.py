@@ -15,13 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from .measures import fmt, sampler_text, variant_lls
-from .paper import CONVERGED_EPS, IMPLEMENTATIONS, METHOD_NAMES
+from .paper import CONVERGED_EPS, METHOD_NAMES
 from .stats import (
     CONFIDENCE,
     PRIMARY_GAP,
     converged,
     convergence,
-    final_by_seed,
     interval_text,
     primary_rung,
     runs_of,
@@ -29,7 +28,14 @@ from .stats import (
     welch,
 )
 from .tables import table2_rows
-from .traces import final_ll, first_seed, per_pass_seconds
+from .traces import (
+    final_ll,
+    final_lls,
+    first_seed,
+    implementation,
+    per_pass_over_seeds,
+    per_pass_seconds,
+)
 from .verdicts import RULES, Outcome, Verdict, grade
 
 __all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "claim_c9"]
@@ -63,7 +69,7 @@ def _declines(df, labels, eps) -> list[str]:
 
 def claim_c1(df, info, dataset=None) -> Verdict:
     """SAME's final ll against online and batch VB's: Welch tests over seeds."""
-    same, on, bat = (final_by_seed(df, k) for k in ("same", "vb_online", "vb_batch"))
+    same, on, bat = (final_lls(df, k) for k in ("same", "vb_online", "vb_batch"))
     c_on, c_bat = welch(same, on), welch(same, bat)
     if c_on.higher and c_bat.higher:
         outcome = Outcome.REPRODUCED
@@ -165,9 +171,9 @@ def claim_c4(df, info, dataset=None) -> Verdict:
     reach = {k: seconds_to(df, k, rung) for k in ("same", "vb_online")}
     ours = (f"ours ({backend}, {sampler_text(df, 'same')}): seconds to converge (within ε = "
             f"{eps:g} of its own final ll), mean over seeds: SAME {s.mean():.1f} s, VB online "
-            f"{o.mean():.1f} s (ratio {ratio:.2f}); per pass {np.median(_per_pass(df, 'same')):.2f}"
-            f" s vs {np.median(_per_pass(df, 'vb_online')):.2f} s (implementations: "
-            f"{IMPLEMENTATIONS['same']} vs {IMPLEMENTATIONS['vb_online']}); to {rung:.4f} "
+            f"{o.mean():.1f} s (ratio {ratio:.2f}); per pass {_per_pass(df, 'same'):.2f} s vs "
+            f"{_per_pass(df, 'vb_online'):.2f} s (implementations: {_impl(df, 'same')} vs "
+            f"{_impl(df, 'vb_online')}); to {rung:.4f} "
             f"nats/token (the ladder's rung {PRIMARY_GAP:g} below the best method's mean final "
             f"ll): SAME {_reach_text(reach['same'])}, VB online {_reach_text(reach['vb_online'])}")
     outcome = Outcome.REPRODUCED if ratio < max_ratio else Outcome.NOT_REPRODUCED
@@ -175,8 +181,13 @@ def claim_c4(df, info, dataset=None) -> Verdict:
               cpu_for_gpu_claim=backend != "cupy")
 
 
-def _per_pass(df, label) -> list[float]:
-    return [per_pass_seconds(r) for r in runs_of(df, label)]
+def _per_pass(df, label) -> float:
+    """Median over seeds of each seed's seconds per pass."""
+    return per_pass_over_seeds(df[df["label"] == label])["median"]
+
+
+def _impl(df, label) -> str:
+    return implementation(label, df[df["label"] == label])
 
 
 def _reach_text(secs: np.ndarray) -> str:
@@ -201,7 +212,7 @@ def claim_c5(df, info, dataset=None) -> Verdict:
         outcome = Outcome.REPRODUCED
     else:
         outcome = Outcome.PARTLY if max(rs) > 1 else Outcome.NOT_REPRODUCED
-    same, cgs = final_by_seed(df, "same"), final_by_seed(df, "cgs")
+    same, cgs = final_lls(df, "same"), final_lls(df, "cgs")
     reach = seconds_to(df, "cgs", float(same.mean()))
     plain = (f"CGS reaches SAME's mean final ll ({same.mean():.4f}) in "
              + (f"{reach.mean():.1f} s ({reach.mean() / ts:.2f}× SAME's time to converge)"

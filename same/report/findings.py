@@ -8,8 +8,8 @@ import numpy as np
 
 from ..tuning import CONFIGURATIONS
 from .paper import METHOD_NAMES
-from .stats import final_by_seed, interval_text, ladder, seconds_to, welch
-from .traces import configuration_frame, configurations, test_traces
+from .stats import interval_text, ladder, seconds_to, welch
+from .traces import configuration_frame, configurations, final_lls, test_traces
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC, Outcome
 
 __all__ = ["findings_lines"]
@@ -18,7 +18,7 @@ __all__ = ["findings_lines"]
 def _ranking(df, metric: str) -> str:
     """"best X (mean ± t), then Y (−d, Welch p), ..." under ``metric``."""
     d = df if metric == "ll" else df.assign(ll=df[metric])
-    finals = {lab: final_by_seed(d, lab) for lab in METHOD_NAMES if lab in set(d["label"])}
+    finals = {lab: final_lls(d, lab) for lab in METHOD_NAMES if lab in set(d["label"])}
     order = sorted(finals, key=lambda lab: -finals[lab].mean())
     best = order[0]
     head = f"best {interval_text(finals[best], name=METHOD_NAMES[best])}"
@@ -45,8 +45,8 @@ def _fastest(df) -> list[str]:
 def _same_against(df, metric: str) -> str:
     """SAME's final ll minus CGS's and each VB's, with Welch p, under ``metric``."""
     d = df if metric == "ll" else df.assign(ll=df[metric])
-    same = final_by_seed(d, "same")
-    parts = [f"{METHOD_NAMES[lab]} {welch(same, final_by_seed(d, lab)).text()}"
+    same = final_lls(d, "same")
+    parts = [f"{METHOD_NAMES[lab]} {welch(same, final_lls(d, lab)).text()}"
              for lab in METHOD_NAMES if lab != "same" and lab in set(d["label"])]
     return "SAME − " + "; SAME − ".join(parts)
 

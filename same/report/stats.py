@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .paper import CONVERGED_EPS
+from .traces import final_lls, reach_seconds
 
 __all__ = ["ALPHA", "CONFIDENCE", "EPS_RANGE", "LADDER_GAPS", "PRIMARY_GAP", "t_interval",
            "interval_text", "Comparison", "welch", "Convergence", "convergence", "converged",
-           "ladder", "primary_rung", "seconds_to", "final_by_seed", "runs_of"]
+           "ladder", "primary_rung", "seconds_to", "runs_of"]
 
 #: Two-sided level of every Welch test a verdict reads.
 ALPHA = 0.05
@@ -150,16 +151,11 @@ def converged(df, label: str, eps: float = CONVERGED_EPS) -> list[Convergence]:
     return [convergence(r, eps) for r in runs_of(df, label)]
 
 
-def final_by_seed(df, label: str) -> np.ndarray:
-    """Final ll of each seed of ``label`` (empty if absent)."""
-    return np.array([convergence(r).final for r in runs_of(df, label)])
-
-
 def ladder(df, labels) -> dict[float, str]:
     """The time-to-quality targets: {absolute ll: its name}, one rung per gap of
     :data:`LADDER_GAPS` below the best mean final ll of any of ``labels`` (the best method
     fixes the ladder, so no target depends on the worst method)."""
-    finals = {lab: final_by_seed(df, lab) for lab in labels}
+    finals = {lab: final_lls(df, lab) for lab in labels}
     best = max(float(a.mean()) for a in finals.values() if len(a))
     return {round(best - g, 4): f"best − {g:g}" for g in LADDER_GAPS}
 
@@ -176,8 +172,6 @@ def seconds_to(df, label: str, target: float) -> np.ndarray:
     """Per seed of ``label``: training seconds to first reach ``target`` (interpolated
     linearly between checkpoints, :func:`~same.report.traces.reach_seconds`), inf if the seed
     never reaches it within its budget."""
-    from .traces import reach_seconds
-
     out = []
     for r in runs_of(df, label):
         r = r.sort_values("pass")

@@ -15,7 +15,7 @@ from .paper import (
     PAPER_TABLE1_OTHER,
     PAPER_TABLE2,
 )
-from .stats import LADDER_GAPS, converged, ladder, runs_of, seconds_to, t_interval
+from .stats import LADDER_GAPS, converged, ladder, seconds_to, t_interval
 from .traces import (
     configuration_frame,
     configurations,
@@ -23,7 +23,6 @@ from .traces import (
     first_pass_seconds,
     first_seed,
     per_pass_over_seeds,
-    per_pass_seconds,
     test_traces,
     twinned_labels,
 )
@@ -82,18 +81,17 @@ def _method_row(label: str, d, eps: float) -> dict:
     (:func:`~same.report.stats.convergence`), final ll with its interval."""
     conv = converged(d, label, eps)
     final = np.array([c.final for c in conv])
-    mean, lo, hi = t_interval(final)
     passes = np.array([c.passes for c in conv])
     paper = PAPER_TABLE1.get(label, ("—", None, None))
     return {"method": METHOD_NAMES[label], "implementation": IMPLEMENTATIONS.get(label),
             "seeds": len(conv),
-            "s_per_pass": float(np.median([per_pass_seconds(r) for r in runs_of(d, label)])),
+            "s_per_pass": per_pass_over_seeds(d[d["label"] == label])["median"],
             "s_to_converge": float(np.mean([c.seconds for c in conv])),
             "passes_to_converge": float(passes.mean()),
             "passes_to_converge_95": _half(passes),
             "budget_passes": float(conv[0].budget_passes),
             "peak_decline": float(max(c.decline for c in conv)),
-            "final_ll": mean, "final_ll_95": (hi - lo) / 2 if np.isfinite(lo) else None,
+            "final_ll": float(final.mean()), "final_ll_95": _half(final),
             "paper_system": paper[0], "paper_s_per_pass": paper[1],
             "paper_s_to_converge": paper[2]}
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_traces", "per_pass_seconds", "per_pass_over_seeds", "first_pass_seconds",
+from .paper import IMPLEMENTATIONS
+
+__all__ = ["load_traces", "implementation", "per_pass_seconds", "per_pass_over_seeds", "first_pass_seconds",
            "first_seed",
            "final_lls", "final_ll", "scale_of", "reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
@@ -126,6 +128,14 @@ def per_pass_seconds(run) -> float:
     secs = np.r_[0.0, r["train_seconds"].to_numpy()]
     steps = np.diff(secs) / np.diff(passes)
     return float(np.median(steps[1:] if len(steps) > 1 else steps))
+
+
+def implementation(label: str, d=None) -> str:
+    """The implementation a method's seconds time (:data:`~.paper.IMPLEMENTATIONS`; SAME on
+    the cupy backend, which ``d``'s rows of the run say: CuPy SAME)."""
+    if label == "same" and d is not None and "backend" in d and (d["backend"] == "cupy").any():
+        return "CuPy SAME"
+    return IMPLEMENTATIONS[label]
 
 
 def first_pass_seconds(run) -> float | None:

@@ -1,0 +1,122 @@
+"""fig1_seconds: held-out ll against training seconds for every method of the main comparison,
+beside each method's seconds per pass labelled with the implementation timed (claims C2, C4,
+C5: speed)."""
+
+from __future__ import annotations
+
+from .figures import COLORS, _band, _dataset_title, _save, figure_caption
+from .paper import METHOD_NAMES
+from .traces import (
+    configuration_frame,
+    configurations,
+    implementation,
+    per_pass_over_seeds,
+    test_traces,
+)
+from .verdicts import METRICS
+
+__all__ = ["fig_ll_vs_seconds", "seconds_series"]
+
+
+def seconds_series(df) -> dict[str, dict]:
+    """What fig1_seconds draws for one configuration's traces, per method of the main
+    comparison (:data:`~.paper.METHOD_NAMES`) present: ``rows`` (its traces), ``cost``
+    (:func:`~.traces.per_pass_over_seeds`: median over seeds of each seed's median seconds
+    per pass after the first; CGS per iteration) and ``implementation``."""
+    out = {}
+    for label in METHOD_NAMES:
+        d = df[df["label"] == label]
+        if not d.empty:
+            out[label] = {"rows": d, "cost": per_pass_over_seeds(d),
+                          "implementation": implementation(label, d)}
+    return out
+
+
+def _cost_bars(ax, series: dict) -> None:
+    """Horizontal bars of seconds per pass (median over seeds, whiskers min–max over seeds),
+    one per method, each labelled with its implementation and value."""
+    labels = list(series)[::-1]  # the first method on top
+    med = [series[lab]["cost"]["median"] for lab in labels]
+    lo = [m - series[lab]["cost"]["min"] for m, lab in zip(med, labels)]
+    hi = [series[lab]["cost"]["max"] - m for m, lab in zip(med, labels)]
+    ax.barh(range(len(labels)), med, xerr=[lo, hi], color=[COLORS[lab] for lab in labels],
+            alpha=0.8, height=0.6, error_kw={"lw": 1, "capsize": 2})
+    for i, (lab, m) in enumerate(zip(labels, med)):
+        ax.text(series[lab]["cost"]["max"] * 1.15, i, f"{series[lab]['implementation']}: "
+                f"{m:.3g} s", va="center", fontsize=7.5)
+    # the method on the axis, its library on the bar: "VB online" + "gensim: 1.4 s"
+    ax.set_yticks(range(len(labels)), [METHOD_NAMES[lab].split(" (")[0] for lab in labels],
+                  fontsize=8)
+    ax.set_xscale("log")
+    if med:
+        ax.set_xlim(min(series[lab]["cost"]["min"] for lab in labels) / 2,
+                    max(series[lab]["cost"]["max"] for lab in labels) * 25)
+    ax.set_xlabel("training seconds per pass (CGS: per iteration)")
+    ax.set_title("per-pass cost: median over seeds (whiskers: min–max)", fontsize=9)
+    ax.grid(alpha=0.3, axis="x")
+
+
+def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
+    """Held-out ll against training seconds for every method of the main comparison (SAME,
+    VB online and batch of gensim and scikit-learn, CGS): a row per configuration the traces
+    hold (as published; tuned), a column per held-out metric of :data:`~.verdicts.METRICS`
+    the traces have, and a last column of each method's seconds per pass.
+
+    Each line is a method's mean ll over seeds at each checkpoint, drawn at the seeds' mean
+    training seconds there (evaluation excluded; log scale), with a min–max band over seeds.
+    Returns {configuration: :func:`seconds_series`} (what was drawn).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from ..tuning import CONFIGURATIONS
+
+    df = test_traces(df)
+    metrics = [m for m in METRICS if m in df.columns]
+    configs = configurations(df)
+    drawn = {c: seconds_series(configuration_frame(df, c)) for c in configs}
+    ncols = len(metrics) + 1
+    height = 4.0 * len(configs) + 0.9
+    fig, axes = plt.subplots(len(configs), ncols, squeeze=False,
+                             figsize=(5.0 * len(metrics) + 5.2, height),
+                             gridspec_kw={"width_ratios": [1.0] * len(metrics) + [1.05]})
+    handles = {}
+    for config, ax_row in zip(configs, axes):
+        series = drawn[config]
+        for j, (ax, metric) in enumerate(zip(ax_row, metrics)):
+            for label, s in series.items():
+                _band(ax, s["rows"], "pass", METHOD_NAMES[label], COLORS[label], y=metric,
+                      at="train_seconds")
+                handles[label] = ax.get_lines()[-1]
+            ax.set_xscale("log")
+            ax.set_xlabel("training seconds (evaluation excluded; log scale)")
+            ax.set_ylabel("held-out log-likelihood (nats/token)")
+            ax.set_title(f"{CONFIGURATIONS[config]}: {METRICS[metric]}", fontsize=9.5)
+            ax.grid(alpha=0.3, which="both")
+            if axes.shape[0] > 1 and config != configs[0]:
+                ax.sharey(axes[0, j])
+        _cost_bars(ax_row[-1], series)
+        ax_row[-1].set_title(f"{CONFIGURATIONS[config]}: " + ax_row[-1].get_title(), fontsize=9)
+    n_seeds = int(df[df["label"].isin(list(METHOD_NAMES))].groupby("label")["seed"]
+                  .nunique().max()) if not df.empty else 0
+    order = [lab for lab in METHOD_NAMES if lab in handles]
+    legend = [handles[lab] for lab in order]
+    impl = {lab: implementation(lab, df[df["label"] == lab]) for lab in order}
+    names = [METHOD_NAMES[lab] if impl[lab] in METHOD_NAMES[lab]
+             else f"{METHOD_NAMES[lab]} ({impl[lab]})" for lab in order]
+    if n_seeds > 1:
+        legend.append(Patch(color="0.6", alpha=0.4, lw=0))
+        names.append(f"band: min–max over {n_seeds} seeds (line: their mean)")
+    fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds, and "
+                 "seconds per pass")
+    fig.tight_layout(rect=(0, 0.5 / height, 1, 1))  # half an inch below for the legend
+    fig.legend(legend, names, loc="lower center", ncol=min(4, len(names)), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.text(0.01, -0.005, figure_caption("fig1_seconds", caption), ha="left", va="top",
+             fontsize=7, wrap=True)
+    _save(fig, outputs)
+    plt.close(fig)
+    return drawn
