@@ -47,6 +47,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     src = sp_.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", choices=sorted(REGISTRY), help="UCI bag-of-words corpus")
     src.add_argument("--corpus", help="synthetic corpus (.npz) made by `synthesize`")
+    src.add_argument("--corpus-spec", metavar="JSON",
+                     help="a corpus named by its files (a `corpora:` entry of the workflow's "
+                          "config, same.textcorpus): source uci, folder, csv, jsonl or "
+                          "20newsgroups, its keys and vectorizer settings")
+    sp_.add_argument("--name", default=None,
+                     help="the corpus's name with --corpus-spec (names its settings in errors)")
     sp_.add_argument("--test-fraction", type=float, default=0.1,
                      help="fraction of documents held out for document completion")
     sp_.add_argument("--seed", type=int, default=0, help="seed of the split")
@@ -131,15 +137,33 @@ def _run(args) -> None:
         from . import corpus
         from .split import make_split
 
-        check_target(args.out, npz_kind("split"), [args.corpus], option="--out")  # before work
+        spec = None
+        if args.corpus_spec:
+            from .textinput import loads_json
+
+            try:
+                spec = loads_json(args.corpus_spec, "--corpus-spec")
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"--corpus-spec: not JSON ({exc})") from None
+        inputs = [args.corpus] + ([spec.get(k) for k in ("path", "docword", "vocab")]
+                                  if isinstance(spec, dict) else [])
+        check_target(args.out, npz_kind("split"), inputs, option="--out")  # before work
         if args.corpus:
             from .scale_data import load_synthetic
 
             data = load_synthetic(args.corpus)[0]
+        elif args.corpus_spec:
+            from .textcorpus import load_corpus
+
+            data = load_corpus(args.name or "corpus", spec, args.data_dir)
+            print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
+                              "n_words": data.n_words, "nnz": data.nnz,
+                              "n_tokens": data.n_tokens,
+                              "n_dropped_empty": data.meta.get("n_dropped_empty", 0)}))
         else:
             data = corpus.load(args.dataset, args.data_dir)
         digest = make_split(data, args.test_fraction, args.seed).save(
-            args.out, inputs=[args.corpus], option="--out")
+            args.out, inputs=inputs, option="--out")
         print(json.dumps({"split": args.out, "sha256": digest}))
     elif args.command == "synthesize":
         from .scale_data import save_synthetic, synthetic_corpus

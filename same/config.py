@@ -80,6 +80,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
     from .corpus import REGISTRY
     from .sampler import SameLDA
     from .scale_data import describe
+    from .textcorpus import check_corpus_spec
 
     if schema is not None:
         _check_schema_strict(config, schema)
@@ -89,12 +90,21 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
                          "Snakemake reads as a wildcard in its outputs' paths; name a folder "
                          "without them")
     datasets, synthetic = config["datasets"], config.get("synthetic") or {}
+    corpora = config.get("corpora") or {}
     _distinct("datasets", datasets)
     for d in datasets:
-        if d not in REGISTRY and d not in synthetic:
+        if d not in REGISTRY and d not in synthetic and d not in corpora:
             raise ValueError(f"config datasets: {d!r} is neither a UCI corpus "
                              f"({', '.join(REGISTRY)}) nor a dataset of the config's synthetic: "
-                             "section")
+                             "or corpora: section")
+    for name, spec in corpora.items():
+        if name in REGISTRY or name in synthetic:
+            raise ValueError(f"config corpora.{name}: names a UCI or synthetic corpus too; "
+                             "its outputs would overwrite that corpus's results/<name>/")
+        try:
+            check_corpus_spec(name, spec)
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
     for name, spec in synthetic.items():
         try:
             describe(name, spec)  # its spec, and a name that is not a UCI corpus's
@@ -114,7 +124,9 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
     runs = plan_runs(config)
     for label, run in runs.items():
         try:
-            spec_for(config, runs, label, run["seeds"][0], config["n_components"]).validate()
+            for k in {config["n_components"]} | {c["n_components"] for c in corpora.values()
+                                                 if "n_components" in c}:
+                spec_for(config, runs, label, run["seeds"][0], k).validate()
         except ValueError as exc:
             raise ValueError(f"config: run {label!r}: {exc}") from None
     return runs

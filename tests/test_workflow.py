@@ -279,7 +279,7 @@ def test_unknown_dataset_is_one_clear_error():
     res = smk("-n", "--config", "datasets=[toy]")
     assert res.returncode != 0
     assert ("config datasets: 'toy' is neither a UCI corpus (kos, nips, enron, nytimes, pubmed) "
-            "nor a dataset of the config's synthetic: section") in res.stdout + res.stderr
+            "nor a dataset of the config's synthetic: or corpora: section") in res.stdout + res.stderr
 
 
 @pytest.mark.slow

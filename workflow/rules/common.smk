@@ -31,6 +31,17 @@ SYNTHETIC = config.get("synthetic") or {}
 REPORT_DIR = config.get("report_dir") or "results"
 
 K = config["n_components"]
+# corpora named by their files (config `corpora:`, same.textcorpus): each becomes
+# results/<name>/split.npz like any other dataset (rule split_corpus), and may set its own K
+# (chosen for its training tokens per φ parameter)
+CORPORA = config.get("corpora") or {}
+
+
+def k_of(dataset):
+    """K of ``dataset``'s runs: its corpora: entry's n_components, else the config's."""
+    return (CORPORA.get(dataset) or {}).get("n_components", K)
+
+
 TUNING = config.get("tuning") or {}
 SEEDS = config["seeds"]
 SEED0 = SEEDS[:1]
@@ -51,7 +62,8 @@ PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 # what a fit imports: not the command line, C9's benchmark or the scale profile's data and
 # topic-recovery modules
 FIT_CODE = code(*PACKAGE_PATTERNS, exclude=("same/scaling.py", "same/cli.py",
-                                             "same/scale_data.py", "same/recovery.py"))
+                                             "same/scale_data.py", "same/recovery.py",
+                                             "same/textcorpus.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 
 
@@ -89,15 +101,15 @@ RUN_DIR = run_dir("{dataset}", "{label}", "{K}", "{seed}")
 TUNING_CHOICE = "results/{dataset}/tuning.json"
 
 
-def trace(dataset, label, seed, k=K):
-    """Trace path of one fit (the model and meta.json lie beside it)."""
-    return f"{run_dir(dataset, label, k, seed)}/trace.csv"
+def trace(dataset, label, seed, k=None):
+    """Trace path of one fit (the model and meta.json lie beside it); K: the dataset's."""
+    return f"{run_dir(dataset, label, k_of(dataset) if k is None else k, seed)}/trace.csv"
 
 
 def traces(dataset, labels, seeds=None):
     """Trace paths of labels × seeds (× the scale study's K values for its runs)."""
     return [trace(dataset, lab, s, k) for lab in labels for s in (seeds or RUNS[lab]["seeds"])
-            for k in RUNS[lab].get("n_components", [K])]
+            for k in RUNS[lab].get("n_components", [k_of(dataset)])]
 
 
 def tuning_choices():
@@ -124,8 +136,13 @@ def sensitivity_table():
 
 
 def dataset_title(dataset):
-    """A dataset's name in captions: UCI corpora by name, synthetic ones said to be."""
-    return describe(dataset, SYNTHETIC[dataset]) if dataset in SYNTHETIC else dataset
+    """A dataset's name in captions: UCI corpora by name, synthetic ones said to be, corpora
+    of the corpora: section with their source."""
+    if dataset in SYNTHETIC:
+        return describe(dataset, SYNTHETIC[dataset])
+    if dataset in CORPORA:
+        return f"{dataset} ({CORPORA[dataset]['source']} corpus)"
+    return dataset
 
 
 def all_outputs():
@@ -211,9 +228,11 @@ def setting(dataset, study=False, m_sweep=False):
         who = (f"seed {SEEDS[0]}, final ll only, CGS "
                f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations"
                + (f" ({st['note']})" if st.get("note") else ""))
-    else:
-        ks, who = f"K={K}", f"seeds {SEEDS}"
     names = [dataset] if isinstance(dataset, str) else list(dataset)
+    if not study:
+        ks = (f"K={k_of(names[0])}" if len({k_of(d) for d in names}) == 1 else
+              "K " + ", ".join(f"{k_of(d)} ({d})" for d in names))
+        who = f"seeds {SEEDS}"
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME m={p['n_copies']:g} ({sampler} sampler{sweep_passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
@@ -278,6 +297,6 @@ def caption_param(name, **setting_args):
 
 
 wildcard_constraints:
-    dataset="[a-z]+",
+    dataset="[a-z0-9]+",
     label="[a-z0-9_.]+",  # same.runs.LABEL_PATTERN
     seed="[0-9]+",

@@ -65,3 +65,34 @@ rule split_synthetic:
 
 
 ruleorder: split_synthetic > split
+
+
+# Corpora named by their files (config `corpora:`): a user's UCI files, raw text vectorized by
+# CountVectorizer (cached in the cache folder, keyed by the text's checksum and the settings),
+# 20 Newsgroups; then the same split as any corpus's. Every later rule reads only the split.
+rule split_corpus:
+    output:
+        split="results/{dataset}/split.npz",
+    wildcard_constraints:
+        dataset="|".join(CORPORA) or "(?!)",
+    params:
+        spec=lambda wc: json.dumps({k: v for k, v in CORPORA[wc.dataset].items()
+                                    if k != "n_components"}, sort_keys=True),
+        fraction=config["split"]["test_fraction"],
+        seed=config["split"]["seed"],
+        cache=lambda wc: CACHE_DIR,
+        data_dir=lambda wc: DATA_DIR_ARGS,
+        code=code("same/corpus.py", "same/split.py", "same/textcorpus.py"),
+    log:
+        "results/logs/split/{dataset}.log",
+    benchmark:
+        "results/snakemake_benchmarks/split/{dataset}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "SAME_CACHE_DIR={params.cache:q} python -m same split --name {wildcards.dataset:q} "
+        "--corpus-spec {params.spec:q} {params.data_dir:q} --test-fraction {params.fraction:q} "
+        "--seed {params.seed:q} --out {output.split:q} > {log:q} 2>&1"
+
+
+ruleorder: split_corpus > split

@@ -213,7 +213,7 @@ rule scale_study:
         code=REPORT_CODE,
         setting=lambda wc: setting(wc.dataset, study=True),
         caption=caption_param("scale_study", study=True),
-        main_n_topics=K,
+        main_n_topics=lambda wc: k_of(wc.dataset),
     log:
         "results/logs/report/{dataset}/scale_study.log",
     benchmark:
@@ -248,7 +248,7 @@ rule table2:
 rule topic_recovery:
     input:
         traces=lambda wc: traces(wc.dataset, MAIN_LABELS, SEED0),
-        models=lambda wc: [f"{run_dir(wc.dataset, lab, K, SEEDS[0])}/model.npz"
+        models=lambda wc: [f"{run_dir(wc.dataset, lab, k_of(wc.dataset), SEEDS[0])}/model.npz"
                            for lab in MAIN_LABELS],
         truth=rules.synthesize.output.corpus,
         split="results/{dataset}/split.npz",
