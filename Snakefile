@@ -51,9 +51,19 @@ onstart:
 report: "workflow/report/workflow.rst"
 
 
+# report_only (--config report_only=True): the committed traces, tuning runs and C9's result
+# are the inputs, no rule makes them, so every figure, table and claims.md is rebuilt from them
+# without a split or a fit (a fresh clone has neither: models and splits are not committed)
+REPORT_ONLY = bool(config.get("report_only"))
+
+
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/fit.smk"
+if not REPORT_ONLY:
+
+    include: "workflow/rules/data.smk"
+    include: "workflow/rules/fit.smk"
+
+
 include: "workflow/rules/tuning.smk"
 include: "workflow/rules/report.smk"
 

@@ -369,3 +369,56 @@ def test_online_vb_of_both_libraries_compared_at_their_tuned_settings():
     apart = {**equal, "sklearn_online": {"learning_decay": 0.9, "learning_offset": 10}}
     assert "not at equal settings: gensim κ = 0.7, τ0 = 10; scikit-learn κ = 0.9, τ0 = 10" in \
         report.vb_comparison(df, apart)[2]
+
+
+def test_across_corpora_names_every_judgement_that_differs_between_corpora():
+    """claims.md judges each claim on every corpus; the cross-corpus section lists exactly the
+    judgements (claim × VB × estimator × configuration) whose outcome differs, each corpus
+    named with its tokens per φ parameter, and counts those that agree."""
+    R, N = Outcome.REPRODUCED, Outcome.NOT_REPRODUCED
+    vs = [Verdict("C1", "kos", R, ("o",), metric="ll", vb="gensim", configuration="published"),
+          Verdict("C1", "news", N, ("o",), metric="ll", vb="gensim", configuration="published"),
+          Verdict("C1", "kos", R, ("o",), metric="ll_l2r", vb="gensim",
+                  configuration="published"),
+          Verdict("C1", "news", R, ("o",), metric="ll_l2r", vb="gensim",
+                  configuration="published"),
+          Verdict("C6", "kos", R, ("o",), configuration="published"),
+          Verdict("C6", "news", R, ("o",), configuration="published"),
+          Verdict("C9", None, N, ("o",))]
+    scales = {"kos": {"tokens_per_parameter": 0.95, "n_train_tokens": 1, "n_topics": 64,
+                      "n_words": 1},
+              "news": {"tokens_per_parameter": 2.86, "n_train_tokens": 1, "n_topics": 32,
+                       "n_words": 1}}
+    text = report.render_claims(vs, "s", scales)
+    section = text.split("## Across corpora\n\n")[1].split("\n## ")[0]
+    assert ("kos (0.95 tok/param), news (2.86 tok/param). Of 3 judgements made on more than "
+            "one corpus, 2 have the same outcome on every corpus, and these differ:") in section
+    differ = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(differ) == 1 and differ[0].startswith("- C1 (VB: gensim, under document")
+    assert differ[0].endswith("reproduced on kos (0.95 tok/param); not reproduced on news "
+                              "(2.86 tok/param)")
+    assert "## Across corpora" not in report.render_claims(vs[::2], "s", scales)
+
+
+def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
+    """Two datasets at different K: their seconds per token are not one cost, so C9 reads the
+    synthetic scaling benchmark and says why; at one K it compares the datasets."""
+    import json
+
+    def frame(k, secs):
+        return pd.DataFrame({"label": "same", "seed": 0, "pass": [1, 2, 3],
+                             "tokens_seen": [1e6, 2e6, 3e6], "n_topics": k,
+                             "train_seconds": np.cumsum([secs] * 3)})
+    scaling = tmp_path / "s.json"
+    scaling.write_text(json.dumps({
+        "fit": {"per_token_spread": 1.05, "r2": 0.999},
+        "settings": {"sampler": "summed", "n_components": 64, "n_copies": 100,
+                     "steady_passes": 3, "passes": 5},
+        "sizes": [{"factor": 1, "n_tokens": 10, "seconds_per_pass": 1.0}]}))
+    v = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(32, 3.0)}}, scaling)
+    assert v.outcome is Outcome.REPRODUCED
+    assert v.ours[0].startswith("ours: the datasets' K differ (32, 64), so their seconds per "
+                                "token are not one cost; synthetic corpora")
+    same_k = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(64, 3.0)}},
+                             scaling)
+    assert "spread" in same_k.numbers and same_k.outcome is Outcome.NOT_REPRODUCED

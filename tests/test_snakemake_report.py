@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
+import pytest
+
 from same.report.figures import figure_caption
 from same.report.overview import (
     OUTCOME_COLORS,
@@ -195,16 +197,76 @@ def test_report_rules_are_local_and_declared():
     assert not facts["report"]["fit"] and not facts["report"]["scaling"]
 
 
+def report_by_the_readme_command(tmp_path: Path) -> Path:
+    """Run the README's report command exactly as written (issue 39: it once needed --cores)
+    in a copy of the working tree (what git tracks or would add: the committed outputs, no
+    model, split or Snakemake metadata); returns the report it wrote."""
+    import shlex
+    import shutil
+
+    readme = (REPO / "README.md").read_text()
+    m = re.search(r"`(snakemake --report (\S+))`", readme)
+    assert m, "the README gives no `snakemake --report ...` command"
+    tree = tree_copy(tmp_path / "tree")
+    res = subprocess.run(shlex.split(m.group(1)), cwd=tree, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return tree / m.group(2)
+
+
+def tree_copy(dst: Path) -> Path:
+    """What a fresh clone holds (the files git tracks or would add, so uncommitted edits too;
+    no model, split or Snakemake metadata), copied to ``dst``."""
+    import shutil
+
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    for f in files:
+        if (REPO / f).is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, dst / f)
+    return dst
+
+
+@pytest.mark.slow
+def test_report_only_path_rebuilds_every_committed_output_without_a_fit(tmp_path):
+    """Issue 39: from what a fresh clone holds, the README's report-only command rebuilds
+    every figure, table and claims.md of the quick profile from the committed traces, defining
+    no split, fit or benchmark rule, and every rebuilt output equals the committed one byte
+    for byte (so the committed outputs are what the committed traces give)."""
+    import shlex
+
+    readme = (REPO / "README.md").read_text()
+    m = re.search(r"`(snakemake --cores all --config report_only=True --forceall)`", readme)
+    assert m, "the README gives no report-only command"
+    tree = tree_copy(tmp_path / "tree")
+    committed = {p.relative_to(tree): p.read_bytes() for d in ("results", "figures")
+                 for p in (tree / d).rglob("*") if p.is_file()}
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    res = subprocess.run(shlex.split(m.group(1)), cwd=tree, capture_output=True, text=True,
+                         timeout=900, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    log = res.stdout + res.stderr
+    assert not re.search(r"^(localrule|rule) (fit|split|scaling|tuning_fit)\b", log, re.M)
+    rebuilt = [p for p in committed if re.fullmatch(
+        r"figures/kos/[a-z_0-9]+\.(png|pdf)|results/kos/[a-z_0-9]+\.(md|csv|json)|"
+        r"results/claims\.md|results/verdict_overview\.(png|pdf)", p.as_posix())]
+    # 8 figures (PNG, PDF), 5 tables (CSV, Markdown), tuning.json, sensitivity.csv, claims.md,
+    # the verdict overview (PNG, PDF)
+    assert len(rebuilt) == 2 * 8 + 2 * 5 + 2 + 3, rebuilt
+    newer = [p for p in rebuilt if (tree / p).stat().st_mtime_ns
+             > (tree / "Snakefile").stat().st_mtime_ns]
+    assert sorted(newer) == sorted(rebuilt)  # each was written by this run
+    changed = [str(p) for p in rebuilt if (tree / p).read_bytes() != committed[p]]
+    assert changed == []
+
+
 def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_path):
     """Issue 31: ``snakemake --report`` of the committed KOS outputs (the default profile)
     holds every output its rules mark with report(): 8 figures (PNG, PDF), 5 tables (CSV,
     Markdown; tuning's among them), sensitivity.csv, claims.md and the verdict overview (PNG,
     PDF)."""
-    from test_workflow import smk
-
-    html = tmp_path / "kos_report.html"
-    res = smk("--report", str(html), "--cores", "1")
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    html = report_by_the_readme_command(tmp_path)
     results = report_results(html.read_text())
     facts = workflow_facts(REPO / "Snakefile")
     declared = {pattern.format(dataset="kos") for outs in facts["report"].values()

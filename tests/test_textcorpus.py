@@ -301,3 +301,18 @@ def test_users_uci_files_by_path_through_the_workflow(tmp_path):
     assert (work / "results/mine/same/K3/seed0/trace.csv").is_file()
     assert "mine (uci corpus), K=3" in (work / "results/mine/table1.md").read_text()
     assert "mine" in (work / "results/mine/claims.md").read_text()
+
+
+def test_real_20newsgroups_members_checked_and_every_post_read(uci_dir, cache, monkeypatch):
+    """The shared mirror's 20 Newsgroups (beside the UCI files): every member matches the
+    manifest, and all 18,846 posts of the bydate collection (its README: 11,314 train, 7,532
+    test) in 20 groups are read."""
+    text_dir = uci_dir.parent / "text"
+    if not (text_dir / "20news-bydate.tar.gz").is_file():
+        pytest.fail(f"{text_dir}: no 20news-bydate.tar.gz beside the UCI mirror")
+    monkeypatch.setenv("SAME_DATA_DIR", str(text_dir))
+    folders = textcorpus.newsgroups_folders(download=False)
+    names, raw = textcorpus.read_texts("20news", {"source": "20newsgroups"})
+    per_part = [sum(1 for n in names if f"/{f.name}/" in n) for f in folders]
+    assert per_part == [11314, 7532] and len(raw) == 18846
+    assert len({Path(n).parent.name for n in names}) == 20

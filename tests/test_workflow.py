@@ -350,3 +350,15 @@ def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, uci_dir):
     assert fit_line and int(fit_line[0][1]) <= total_fits - done_before + 2, log[-3000:]
     assert _traces_ll(killed) == _traces_ll(ref)
     assert (killed / "results/claims.md").is_file()
+
+
+def test_multi_corpus_profile_is_planned_on_both_corpora_each_at_its_k():
+    """config/corpora.yaml: KOS at the config's K, 20 Newsgroups at its own K (split_corpus
+    makes its split), one claims.md for both in the profile's report folder."""
+    res = smk("-n", "--forceall", "--configfile", "config/corpora.yaml")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    out = res.stdout
+    assert "results/20news/same/K32/seed4/trace.csv" in out
+    assert "results/kos/same/K64/seed4/trace.csv" in out
+    assert "rule split_corpus:" in out and "results/20news/claims.md" in out
+    assert "results/20news/same/K64/" not in out and "results/kos/same/K32/" not in out

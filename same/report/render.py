@@ -137,6 +137,34 @@ def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
     return out + (lines if lines else ["No claim's outcome moved with the configuration."]) + [""]
 
 
+def _corpora_section(verdicts: list[Verdict], where) -> list[str]:
+    """Where a claim's outcome (per VB implementation, estimator and configuration) differs
+    between the datasets, each judged at its own tokens per φ parameter (``where``: a
+    dataset's name with its scale); nothing for one dataset."""
+    names = list(dict.fromkeys(v.dataset for v in verdicts if v.dataset is not None))
+    if len(names) < 2:
+        return []
+    by: dict = {}
+    for v in verdicts:
+        if v.dataset is not None:
+            by.setdefault((v.claim, v.vb, v.metric, v.configuration), {})[v.dataset] = v.outcome
+    differ = []
+    for (claim, vb, metric, configuration), outcomes in by.items():
+        if len(outcomes) > 1 and len(set(outcomes.values())) > 1:
+            ctx = ", ".join(x for x in (f"VB: {vb}" if vb else None,
+                                        _axis_name("metric", metric),
+                                        _axis_name("configuration", configuration)) if x)
+            differ.append(f"- {claim}" + (f" ({ctx})" if ctx else "") + ": " + "; ".join(
+                f"{o.value} on {where(d)}" for d, o in outcomes.items()))
+    both = sum(len(o) > 1 for o in by.values())
+    out = ["## Across corpora", "",
+           "Every claim judged on each corpus at its own training tokens per φ parameter: "
+           + ", ".join(where(d) for d in names) + f". Of {both} judgements made on more than "
+           f"one corpus, {both - len(differ)} have the same outcome on every corpus"
+           + (", and these differ:" if differ else "."), ""]
+    return out + differ + ([""] if differ else [])
+
+
 def _scale_text(scale: dict | None) -> str:
     if scale is None:
         return "tokens per φ parameter unknown"
@@ -198,6 +226,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
         for name, df in frames.items():
             lines += findings_lines(name, df, verdicts, _scale_text(scales.get(name)))
     lines += ["## Summary", ""] + _summary_rows(verdicts, where) + [""]
+    lines += _corpora_section(verdicts, where)
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
     across = scale_summary(verdicts, scales, findings)
     lines += ["## Across scales", "",

@@ -188,10 +188,20 @@ def fit_inputs(wildcards):
 TIMED_LABELS = frozenset(m_sweep_labels(config).values())
 
 
+def all_cores(wildcards=None):
+    """Every core Snakemake may use (--cores), reserved by a job that must run alone; 1 where
+    no job runs and none was given (``snakemake --report``, ``-n``), where Snakemake's
+    ``workflow.cores`` would stop the command."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
+
+
 def fit_threads(wildcards):
     """Cores the fit job reserves: every core for a timed run (TIMED_LABELS), else the
     config's threads (what every run uses)."""
-    return workflow.cores if wildcards.label in TIMED_LABELS else config["threads"]
+    return all_cores() if wildcards.label in TIMED_LABELS else config["threads"]
 
 
 def fit_spec(wildcards):
