@@ -86,10 +86,13 @@ def check_snakemake_report(smk, args, env, work: Path, snakefile, configfiles, d
     assert set(results) == set(declared), sorted(set(results) ^ set(declared))
     made = [p.relative_to(work).as_posix() for p in (work / "figures").rglob("*.*")]
     made += [p.relative_to(work).as_posix() for p in (work / "results").glob("*/*.md")]
-    made += ["results/claims.md", "results/verdict_overview.png", "results/verdict_overview.pdf"]
+    made += [p.relative_to(work).as_posix() for p in (work / "results").glob("*/*.html")]
+    made += ["results/claims.md", "results/claims.html", "results/verdict_overview.png",
+             "results/verdict_overview.pdf"]
     assert set(made) <= set(declared), sorted(set(made) - set(declared))
-    # 8 figures (PNG, PDF), 4 tables (CSV, Markdown) and sensitivity.csv, claims.md, overview
-    assert len(declared) == 2 * 8 + 2 * 5 + 1 + 1 + 2, sorted(declared)
+    # 8 figures (PNG, PDF), 5 tables (CSV, Markdown, HTML page) and sensitivity.csv, claims.md
+    # and its page, the overview (PNG, PDF)
+    assert len(declared) == 2 * 8 + 3 * 5 + 1 + 2 + 2, sorted(declared)
     # the settings this run wrote: each table's notes and claims.md's Setting line
     settings = {ln[2:] for p in (work / "results").glob("*/*.md")
                 for ln in p.read_text().splitlines() if ln.startswith("- ")}
@@ -249,11 +252,11 @@ def test_report_only_path_rebuilds_every_committed_output_without_a_fit(tmp_path
     log = res.stdout + res.stderr
     assert not re.search(r"^(localrule|rule) (fit|split|scaling|tuning_fit)\b", log, re.M)
     rebuilt = [p for p in committed if re.fullmatch(
-        r"figures/kos/[a-z_0-9]+\.(png|pdf)|results/kos/[a-z_0-9]+\.(md|csv|json)|"
-        r"results/claims\.md|results/verdict_overview\.(png|pdf)", p.as_posix())]
-    # 8 figures (PNG, PDF), 5 tables (CSV, Markdown), tuning.json, sensitivity.csv, claims.md,
-    # the verdict overview (PNG, PDF)
-    assert len(rebuilt) == 2 * 8 + 2 * 5 + 2 + 3, rebuilt
+        r"figures/kos/[a-z_0-9]+\.(png|pdf)|results/kos/[a-z_0-9]+\.(md|csv|json|html)|"
+        r"results/claims\.(md|html)|results/verdict_overview\.(png|pdf)", p.as_posix())]
+    # 8 figures (PNG, PDF), 5 tables (CSV, Markdown, HTML page), tuning.json, sensitivity.csv,
+    # claims.md and its page, the verdict overview (PNG, PDF)
+    assert len(rebuilt) == 2 * 8 + 3 * 5 + 2 + 4, rebuilt
     newer = [p for p in rebuilt if (tree / p).stat().st_mtime_ns
              > (tree / "Snakefile").stat().st_mtime_ns]
     assert sorted(newer) == sorted(rebuilt)  # each was written by this run
@@ -261,16 +264,82 @@ def test_report_only_path_rebuilds_every_committed_output_without_a_fit(tmp_path
     assert changed == []
 
 
-def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(tmp_path):
+@pytest.fixture(scope="module")
+def committed_report(tmp_path_factory) -> Path:
+    """The report of the committed KOS outputs, made by the README's command (once)."""
+    return report_by_the_readme_command(tmp_path_factory.mktemp("committed"))
+
+
+def chromium() -> str:
+    """Debian's Chromium (installed by .ci/run when absent); a failure in CI, a skip elsewhere."""
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        msg = "no chromium on PATH (apt-get install chromium; .ci/run installs it)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+def test_report_in_headless_chromium_shows_the_verdicts_and_every_figure(committed_report):
+    """Issue 39: the report opened in a real browser (headless Chromium, driven by Playwright):
+    the verdicts category opens claims.md's HTML page in the report itself, and its summary
+    table's rows are in the rendered DOM; the verdict overview is shown as an image; every PNG
+    the report holds decodes in the browser; every table is offered as an HTML page."""
+    import base64
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(committed_report.resolve().as_uri())
+            page.get_by_text("All claims · verdicts").first.click()
+            page.get_by_text("claims summary (claims.md)").first.click()
+            page.locator("[iconname=eye]").first.click()
+            frame = page.frame_locator("iframe")
+            assert frame.locator("h1").first.inner_text() == "Paper claims: verdicts from this run"
+            cells = frame.locator("td").all_inner_texts()
+            for claim in ("C1", "C4", "C6", "C9"):
+                assert claim in cells, cells[:20]
+            assert any(c.startswith(("reproduced", "partly", "not reproduced")) for c in cells)
+            page.get_by_text("All claims · verdicts").first.click()
+            page.get_by_text("verdict overview").first.click()
+            page.locator("[iconname=eye]").first.click()
+            image = page.locator("img").last
+            image.wait_for()
+            assert image.evaluate("e => e.complete && e.naturalWidth") > 500
+            results = page.evaluate("Object.fromEntries(Object.entries(results).map("
+                                    "([k, r]) => [k, [r.mime_type, r.data_uri]]))")
+            pngs = [k for k, (mime, _) in results.items() if mime == "image/png"]
+            assert len(pngs) == 8 + 1, pngs  # 8 figures of KOS, the verdict overview
+            widths = page.evaluate("""async (uris) => Promise.all(uris.map(async (u) => {
+                const img = new Image(); img.src = u; await img.decode();
+                return img.naturalWidth; }))""", [results[k][1] for k in pngs])
+            assert min(widths) > 500, dict(zip(pngs, widths))
+        finally:
+            browser.close()
+    pages = {k: base64.b64decode(uri.split("base64,", 1)[1]).decode()
+             for k, (mime, uri) in results.items() if mime == "text/html"}
+    tables = {"results/claims.html"} | {f"results/kos/{t}.html" for t in
+                                         ("table1", "table2", "time_to_quality", "tuning",
+                                          "scale_study")}
+    assert set(pages) == tables
+    assert all("<table>" in html for html in pages.values())
+
+
+def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(committed_report):
     """Issue 31: ``snakemake --report`` of the committed KOS outputs (the default profile)
     holds every output its rules mark with report(): 8 figures (PNG, PDF), 5 tables (CSV,
     Markdown; tuning's among them), sensitivity.csv, claims.md and the verdict overview (PNG,
     PDF)."""
-    html = report_by_the_readme_command(tmp_path)
-    results = report_results(html.read_text())
+    results = report_results(committed_report.read_text())
     facts = workflow_facts(REPO / "Snakefile")
     declared = {pattern.format(dataset="kos") for outs in facts["report"].values()
                 for pattern in outs if "topic_recovery" not in pattern}
     assert set(results) == declared, sorted(set(results) ^ declared)
-    assert len(declared) == 2 * 8 + 2 * 5 + 1 + 1 + 2, sorted(declared)
+    assert len(declared) == 2 * 8 + 3 * 5 + 1 + 2 + 2, sorted(declared)
     assert all((REPO / path).is_file() for path in declared)

@@ -149,21 +149,21 @@ def all_outputs():
     out = []
     for d in config["datasets"]:
         if d in SYNTHETIC:
-            out += expand(f"results/{d}/topic_recovery.{{ext}}", ext=["csv", "md"])
+            out += expand(f"results/{d}/topic_recovery.{{ext}}", ext=["csv", "md", "html"])
         for fig in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
                     "prior_scale"):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
         out += expand(f"results/{d}/{{table}}.{{ext}}",
-                      table=["table1", "table2", "time_to_quality"], ext=["csv", "md"])
+                      table=["table1", "table2", "time_to_quality"], ext=["csv", "md", "html"])
         if tuning_labels():
-            out += expand(f"results/{d}/tuning.{{ext}}", ext=["csv", "md", "json"])
+            out += expand(f"results/{d}/tuning.{{ext}}", ext=["csv", "md", "json", "html"])
         if sensitivity_runs(config):
             out += expand(f"figures/{d}/sensitivity.{{ext}}", ext=FIGURE_FORMATS)
             out.append(f"results/{d}/sensitivity.csv")
         if study_labels():
             out += expand(f"figures/{d}/scale_study.{{ext}}", ext=FIGURE_FORMATS)
-            out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md"])
-    out.append(f"{REPORT_DIR}/claims.md")
+            out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md", "html"])
+    out += [f"{REPORT_DIR}/claims.md", f"{REPORT_DIR}/claims.html"]
     out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
     out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
     return out

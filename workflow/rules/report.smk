@@ -329,3 +329,55 @@ rule claims:
         CONDA_ENV
     script:
         "../scripts/report.py"
+
+
+# Every table and claims.md as an HTML page (same.report.html: the Markdown rendered by
+# markdown-it-py), which `snakemake --report` shows in the page; the .md and .csv beside it are
+# downloads there. One rule per table, so each page sits under its table's category.
+PAGE_CODE = code("same/report/html.py", "same/outputs.py")
+PAGE_TABLES = {"table1": {}, "time_to_quality": {}, "table2": {"m_sweep": True},
+               "tuning": {}, "scale_study": {"study": True}, "topic_recovery": {}}
+
+for _table, _setting_args in PAGE_TABLES.items():
+
+    rule:
+        name:
+            f"{_table}_page"
+        input:
+            md=f"results/{{dataset}}/{_table}.md",
+        output:
+            html=for_report(_table, f"results/{{dataset}}/{_table}.html"),
+        params:
+            code=PAGE_CODE,
+            caption=caption_param(_table, **_setting_args),
+        log:
+            f"results/logs/report/{{dataset}}/{_table}_page.log",
+        conda:
+            CONDA_ENV
+        shell:
+            "python -m same.report.html {input.md:q} {output.html:q} > {log:q} 2>&1"
+
+
+rule claims_page:
+    input:
+        md=f"{REPORT_DIR}/claims.md",
+    output:
+        html=for_report("claims", f"{REPORT_DIR}/claims.html", "../report/claims.rst"),
+    params:
+        code=PAGE_CODE,
+    log:
+        "results/logs/report/claims_page.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m same.report.html {input.md:q} {output.html:q} > {log:q} 2>&1"
+
+
+localrules:
+    table1_page,
+    time_to_quality_page,
+    table2_page,
+    tuning_page,
+    scale_study_page,
+    topic_recovery_page,
+    claims_page,
