@@ -308,8 +308,9 @@ def test_report_in_headless_chromium_shows_the_verdicts_and_every_figure(committ
             assert any(c.startswith(("reproduced", "partly", "not reproduced")) for c in cells)
             page.get_by_text("All claims · verdicts").first.click()
             page.get_by_text("verdict overview").first.click()
+            page.locator("label[for=toggle-format-png]").click()  # FORMAT: png (pdf is first)
             page.locator("[iconname=eye]").first.click()
-            image = page.locator("img").last
+            image = page.locator('img[src^="data:image/png"]').first
             image.wait_for()
             assert image.evaluate("e => e.complete && e.naturalWidth") > 500
             results = page.evaluate("Object.fromEntries(Object.entries(results).map("
