@@ -36,13 +36,17 @@ missing column.  Nothing is written before the corpus is complete.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import io
 import json
 import os
-import shutil
+import re
 import secrets
+import shutil
 import tarfile
 import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +54,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .artefact import ArtefactError, csr_from_parts, open_npz, remedied, save_npz
-from .corpus import Corpus, CacheWarning
+from .corpus import CacheWarning, Corpus
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .download import _search_dirs, _sha256, cache_dir
 from .outputs import OutputError
@@ -111,15 +115,33 @@ NEWSGROUPS = Archive(
 
 # --------------------------------------------------------------------------- the spec
 
-def check_corpus_spec(name: str, spec: dict) -> dict:
-    """The spec with its vectorizer's defaults filled in; raises TextCorpusError naming
-    ``corpora.<name>.<key>`` for an unknown source or key or a bad vectorizer value."""
+NAME_PATTERN = re.compile(r"[a-z0-9]+")
+
+
+def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
+    """The spec with its vectorizer's defaults filled in.
+
+    Every value is checked here, before any file is read: each key's type, CountVectorizer's
+    own parameter checks, a token pattern that compiles, has at most one group and matches no
+    empty word; with ``check_paths`` (the workflow's config check, before any job) also that
+    the named files or folders exist.
+
+    Raises
+    ------
+    TextCorpusError
+        One line naming ``corpora.<name>.<key>`` and what is wrong.
+    """
     where = f"corpora.{name}"
-    if not isinstance(spec, dict) or spec.get("source") not in SOURCES:
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
+                              "(it names folders: results/<name>/, the cache)")
+    if not isinstance(spec, dict):
+        raise TextCorpusError(f"{where}: must be a mapping with a source")
+    source = spec.get("source")
+    if not isinstance(source, str) or source not in SOURCES:
         raise TextCorpusError(f"{where}.source: must be one of {', '.join(SOURCES)}")
-    source = spec["source"]
     allowed = SOURCES[source] | {"source", "vectorizer", "n_components"}
-    extra = sorted(set(spec) - allowed)
+    extra = sorted(map(str, set(spec) - allowed))
     if extra:
         raise TextCorpusError(f"{where}.{extra[0]}: not a key of a {source} corpus "
                               f"(keys: {', '.join(sorted(allowed))})")
@@ -128,66 +150,140 @@ def check_corpus_spec(name: str, spec: dict) -> dict:
     missing = sorted(needed - set(spec))
     if missing:
         raise TextCorpusError(f"{where}.{missing[0]}: required for a {source} corpus")
+    for key in ("path", "docword", "vocab", "column"):
+        if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
+            raise TextCorpusError(f"{where}.{key}: must be a non-empty string")
+    if check_paths:
+        for key, kind in (("path", "folder" if source == "folder" else "file"),
+                          ("docword", "file"), ("vocab", "file")):
+            if key in spec and not (Path(spec[key]).expanduser().is_dir() if kind == "folder"
+                                    else Path(spec[key]).expanduser().is_file()):
+                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such {kind}")
     vec = spec.get("vectorizer") or {}
-    if source == "uci" and vec:
-        raise TextCorpusError(f"{where}.vectorizer: a uci corpus is counts already")
-    unknown = sorted(set(vec) - set(VECTORIZER_DEFAULTS))
+    if not isinstance(vec, dict):
+        raise TextCorpusError(f"{where}.vectorizer: must be a mapping of settings")
+    if source == "uci":
+        if vec:
+            raise TextCorpusError(f"{where}.vectorizer: a uci corpus is counts already")
+        return dict(spec)
+    unknown = sorted(map(str, set(vec) - set(VECTORIZER_DEFAULTS)))
     if unknown:
         raise TextCorpusError(f"{where}.vectorizer.{unknown[0]}: unknown setting (settings: "
                               f"{', '.join(VECTORIZER_DEFAULTS)})")
     settings = VECTORIZER_DEFAULTS | vec
-    bad = [s for s in settings["strip"] if s not in _STRIP]
+    _check_settings(f"{where}.vectorizer", settings)
+    return {**spec, "vectorizer": settings}
+
+
+def _check_settings(where: str, s: dict) -> None:
+    """Each vectorizer setting's type and value (see :func:`check_corpus_spec`)."""
+    for key in ("lowercase", "drop_empty"):
+        if not isinstance(s[key], bool):
+            raise TextCorpusError(f"{where}.{key}: must be true or false")
+    if not isinstance(s["strip"], list) or not all(isinstance(p, str) for p in s["strip"]):
+        raise TextCorpusError(f"{where}.strip: must be a list of {', '.join(_STRIP)}")
+    bad = [p for p in s["strip"] if p not in _STRIP]
     if bad:
-        raise TextCorpusError(f"{where}.vectorizer.strip: {bad[0]!r} is not one of "
-                              f"{', '.join(_STRIP)}")
+        raise TextCorpusError(f"{where}.strip: {bad[0]!r} is not one of {', '.join(_STRIP)}")
+    if not isinstance(s["encoding"], str):
+        raise TextCorpusError(f"{where}.encoding: must be the name of a text encoding")
     try:
-        "".encode(settings["encoding"])
-    except LookupError:
-        raise TextCorpusError(f"{where}.vectorizer.encoding: unknown encoding "
-                              f"{settings['encoding']!r}") from None
-    if not (isinstance(settings["min_count"], int) and settings["min_count"] >= 1):
-        raise TextCorpusError(f"{where}.vectorizer.min_count: must be an integer >= 1")
-    return {**spec, "vectorizer": settings} if source != "uci" else dict(spec)
+        codecs.lookup(s["encoding"]).decode(b"")
+        b"".decode(s["encoding"])
+    except (LookupError, TypeError):
+        raise TextCorpusError(f"{where}.encoding: unknown text encoding "
+                              f"{s['encoding']!r}") from None
+    if isinstance(s["min_count"], bool) or not isinstance(s["min_count"], int) \
+            or s["min_count"] < 1:
+        raise TextCorpusError(f"{where}.min_count: must be an integer >= 1")
+    for key in ("min_df", "max_df"):
+        if isinstance(s[key], bool):
+            raise TextCorpusError(f"{where}.{key}: must be a number, not {s[key]}")
+    pattern = s["token_pattern"]
+    if not isinstance(pattern, str):
+        raise TextCorpusError(f"{where}.token_pattern: must be a regular expression")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise TextCorpusError(f"{where}.token_pattern: not a regular expression ({exc})") \
+            from None
+    if compiled.groups > 1:
+        raise TextCorpusError(f"{where}.token_pattern: has {compiled.groups} groups; "
+                              "CountVectorizer takes at most one (the word)")
+    if compiled.fullmatch("") is not None:
+        raise TextCorpusError(f"{where}.token_pattern: matches the empty string, so it would "
+                              "count empty words")
+    try:
+        _vectorizer(s)._validate_params()
+    except ValueError as exc:  # sklearn's InvalidParameterError: names the parameter
+        raise TextCorpusError(f"{where}: {str(exc).splitlines()[0]}") from None
+    low, high = s["min_df"], s["max_df"]
+    if type(low) is type(high) and low > high:
+        raise TextCorpusError(f"{where}.min_df: {low} is above max_df ({high}): no word "
+                              "could be kept")
+
+
+def _vectorizer(settings: dict):
+    """scikit-learn's CountVectorizer with ``settings``' parameters (counts as int64)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(lowercase=settings["lowercase"],
+                           token_pattern=settings["token_pattern"],
+                           stop_words=settings["stop_words"], min_df=settings["min_df"],
+                           max_df=settings["max_df"], dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- reading text
 
 def read_texts(name: str, spec: dict, data_dir=None, download: bool = True
-               ) -> tuple[list[str], list[bytes]]:
-    """(document names, raw bytes of each document) of a text corpus spec, in a fixed order
-    (load_files' sorted categories and files; a table's row order).
+               ) -> tuple[list[str], list[bytes], str]:
+    """(document names, raw bytes of each document, their encoding) of a checked text corpus
+    spec (:func:`check_corpus_spec`), in a fixed order (load_files' sorted categories and
+    files; a table's row order).  A folder's files are returned as they are, in the spec's
+    encoding; a table is decoded whole in that encoding and its cells returned as UTF-8.
 
     Raises
     ------
     TextCorpusError
-        No documents, a missing column, an unreadable table.
+        No documents, an unreadable file or table, a missing column or one not of text, a
+        table not in the encoding.
     CorpusNotFoundError
         A path that does not exist; 20 Newsgroups neither found nor downloadable.
     """
-    source = spec["source"]
+    source, encoding = spec["source"], spec["vectorizer"]["encoding"]
     if source == "20newsgroups":
         folders = newsgroups_folders(data_dir, download=download)
+        setting = f"corpora.{name}.source: the archive extracted into {folders[0].parent}"
     elif source == "folder":
         folders = [Path(spec["path"]).expanduser()]
+        setting = f"corpora.{name}.path"
     else:
-        return _read_table(name, spec)
+        return _read_table(name, spec, encoding) + ("utf-8",)
     from sklearn.datasets import load_files
 
     names, texts = [], []
     for folder in folders:
         if not folder.is_dir():
-            raise CorpusNotFoundError(f"{folder}: no such folder (corpora.{name}.path)")
-        bunch = load_files(folder, load_content=True, shuffle=False, encoding=None)
-        names += [str(f) for f in bunch.filenames]
+            raise CorpusNotFoundError(f"{folder}: no such folder ({setting})")
+        try:
+            bunch = load_files(folder, load_content=True, shuffle=False, encoding=None)
+            names += [os.fsdecode(f) for f in bunch.filenames]
+            "".join(names).encode("utf-8")  # a file name that is not text: named below
+        except (OSError, UnicodeError) as exc:
+            what = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else \
+                "a file name that is not UTF-8"
+            raise TextCorpusError(f"{folder}: cannot read its documents ({what}); {setting} "
+                                  "holds one folder per category, one file per document"
+                                  ) from None
         texts += list(bunch.data)
     if not texts:
-        raise TextCorpusError(f"{', '.join(map(str, folders))}: no documents (corpora.{name}."
-                              "path: a folder of category folders, one file per document, "
-                              "as sklearn.datasets.load_files reads)")
-    return names, texts
+        raise TextCorpusError(f"{', '.join(map(str, folders))}: no documents ({setting}: a "
+                              "folder of category folders, one file per document, as "
+                              "sklearn.datasets.load_files reads)")
+    return names, texts, encoding
 
 
-def _read_table(name: str, spec: dict) -> tuple[list[str], list[bytes]]:
+def _read_table(name: str, spec: dict, encoding: str) -> tuple[list[str], list[bytes]]:
     import pyarrow as pa
     import pyarrow.csv
     import pyarrow.json
@@ -195,25 +291,35 @@ def _read_table(name: str, spec: dict) -> tuple[list[str], list[bytes]]:
     path, column = Path(spec["path"]).expanduser(), spec["column"]
     if not path.is_file():
         raise CorpusNotFoundError(f"{path}: no such file (corpora.{name}.path)")
+    text = _decode(name, str(path), path.read_bytes(), encoding)
+    data = io.BytesIO(text.encode("utf-8"))  # pyarrow reads UTF-8 only
     try:
         if spec["source"] == "csv":
-            table = pa.csv.read_csv(path, convert_options=pa.csv.ConvertOptions(
+            table = pa.csv.read_csv(data, convert_options=pa.csv.ConvertOptions(
                 column_types={column: pa.string()}))
         else:
-            table = pa.json.read_json(path)
-    except (pa.ArrowInvalid, pa.ArrowKeyError, UnicodeDecodeError) as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TextCorpusError(f"{path}: not a readable {spec['source']} table ({text}); "
+            table = pa.json.read_json(data)
+    except (pa.ArrowInvalid, pa.ArrowKeyError, KeyError, UnicodeError) as exc:
+        why = str(exc).strip("'\"").splitlines()[0] if str(exc) else type(exc).__name__
+        raise TextCorpusError(f"{path}: not a readable {spec['source']} table ({why}); "
                               f"see corpora.{name}.path") from None
+    if table.column_names.count(column) > 1:
+        raise TextCorpusError(f"{path}: {table.column_names.count(column)} columns are named "
+                              f"{column!r}; see corpora.{name}.column")
     if column not in table.column_names:
         raise TextCorpusError(f"{path}: no column {column!r} (columns: "
                               f"{', '.join(table.column_names) or 'none'}); see "
+                              f"corpora.{name}.column")
+    kind = table.schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or
+            pa.types.is_null(kind)):
+        raise TextCorpusError(f"{path}: column {column!r} holds {kind}, not text; see "
                               f"corpora.{name}.column")
     values = table.column(column).to_pylist()
     if not values:
         raise TextCorpusError(f"{path}: no documents (no rows; corpora.{name}.path)")
     names = [f"{path.name}:row {i + 1}" for i in range(len(values))]
-    return names, [("" if v is None else str(v)).encode("utf-8") for v in values]
+    return names, [("" if v is None else v).encode("utf-8") for v in values]
 
 
 def _decode(name: str, doc: str, raw: bytes, encoding: str) -> str:
@@ -226,9 +332,11 @@ def _decode(name: str, doc: str, raw: bytes, encoding: str) -> str:
 
 
 def _strip(text: str, strip) -> str:
-    from sklearn.datasets._twenty_newsgroups import (strip_newsgroup_footer,
-                                                     strip_newsgroup_header,
-                                                     strip_newsgroup_quoting)
+    from sklearn.datasets._twenty_newsgroups import (
+        strip_newsgroup_footer,
+        strip_newsgroup_header,
+        strip_newsgroup_quoting,
+    )
 
     for part, fn in (("headers", strip_newsgroup_header), ("footers", strip_newsgroup_footer),
                      ("quotes", strip_newsgroup_quoting)):
@@ -251,11 +359,7 @@ def vectorize(name: str, doc_names: list[str], texts: list[str], settings: dict
     TextCorpusError
         The settings leave no word, or a document with no word (without ``drop_empty``).
     """
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    cv = CountVectorizer(lowercase=settings["lowercase"], token_pattern=settings["token_pattern"],
-                         stop_words=settings["stop_words"], min_df=settings["min_df"],
-                         max_df=settings["max_df"], dtype=np.int64)
+    cv = _vectorizer(settings)
     where = f"corpora.{name}.vectorizer"
     try:
         X = cv.fit_transform(texts).tocsr()
@@ -275,6 +379,10 @@ def vectorize(name: str, doc_names: list[str], texts: list[str], settings: dict
                               f"({empty.size} such documents); set {where}.drop_empty: true "
                               "to drop them")
     kept = np.flatnonzero(lengths > 0)
+    if kept.size < 2:
+        raise TextCorpusError(f"{_origin(doc_names)}: {kept.size} document(s) with a word "
+                              f"left by the settings ({where}: {_settings_text(settings)}); a "
+                              "split needs at least 2")
     X = X[kept]
     X.sort_indices()
     return X.astype(np.int32), vocab, [doc_names[i] for i in kept]
@@ -323,9 +431,10 @@ def _read_cache(path: Path, key: str) -> tuple[sp.csr_matrix, list[str], list[st
                 return None
             X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
             return X, z["vocab"].tolist(), z["doc_names"].tolist()
-    except ArtefactError as exc:
+    except ArtefactError as exc:  # ours (our cache folder, our name): rebuilt, not trusted
         warnings.warn(f"{path}: unreadable vectorized-corpus cache ({exc}); rebuilding it",
                       CacheWarning, stacklevel=3)
+        path.unlink(missing_ok=True)
         return None
 
 
@@ -356,15 +465,19 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     if spec["source"] == "uci":
         from .corpus import load
 
-        return load(name, docword=spec["docword"], vocab=spec.get("vocab"))
+        try:
+            return load(name, docword=spec["docword"], vocab=spec.get("vocab"))
+        except (CorpusFormatError, OSError) as exc:  # CorpusNotFoundError is an OSError
+            key = "vocab" if spec.get("vocab") and spec["vocab"] in str(exc) else "docword"
+            raise type(exc)(f"{str(exc).rstrip('.')} (corpora.{name}.{key})") from None
     settings = spec["vectorizer"]
-    doc_names, raw = read_texts(name, spec, data_dir, download)
+    doc_names, raw, encoding = read_texts(name, spec, data_dir, download)
     text_sha = _text_sha256(doc_names, raw)
     key = _cache_key(text_sha, settings)
     path = _cache_file(name, key)
     cached = _read_cache(path, key) if use_cache else None
     if cached is None:
-        texts = [_strip(_decode(name, d, b, settings["encoding"]), settings["strip"])
+        texts = [_strip(_decode(name, d, b, encoding), settings["strip"])
                  for d, b in zip(doc_names, raw)]
         X, vocab, kept = vectorize(name, doc_names, texts, settings)
         if use_cache:
@@ -386,37 +499,39 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
 
 def newsgroups_folders(data_dir=None, *, download: bool = True, archive: Archive = NEWSGROUPS
                        ) -> list[Path]:
-    """The train and test folders of 20 Newsgroups, extracted into the cache once.
+    """The train and test folders of 20 Newsgroups, extracted into the cache once per archive.
 
-    The archive is looked for in ``data_dir``, ``$SAME_DATA_DIR`` and the cache; a copy whose
-    SHA-256 is the public archive's is used as it is, any other only with the
+    The archive is looked for in ``data_dir``, ``$SAME_DATA_DIR`` and the cache, else
+    downloaded into the cache with pooch (SHA-256 checked: a wrong hash leaves nothing).  A
+    copy whose SHA-256 is the public archive's is used as it is, any other only with the
     ``20news-bydate.SHA256SUMS`` manifest beside it (every member checked, none missing or
-    extra).  Otherwise it is downloaded with pooch (SHA-256 checked: a wrong hash leaves
-    nothing).  Members are extracted into a temporary folder of the cache and renamed into
-    place when complete.
+    extra).  Its members are extracted into a temporary folder of the cache and renamed into
+    place, ``20news-bydate-<its SHA-256>/``, only once checked and complete (both folders
+    there): another archive never reads an earlier one's text.
 
     Raises
     ------
     CorpusFormatError
-        A local copy that is neither the public archive nor matches its manifest.
+        A local copy that is neither the public archive nor matches its manifest; an archive
+        that is not a readable tar.gz or lacks a folder (one line naming it).
     CorpusNotFoundError
         No local copy and the download failed (or ``download=False``).
     """
-    target = cache_dir() / archive.filename.removesuffix(".tar.gz")
-    if (target / ".complete").is_file():
-        return [target / m for m in archive.members]
     local = next((d / archive.filename for d in _search_dirs(data_dir)
                   if (d / archive.filename).is_file()), None)
-    manifest = None
-    if local is not None and _sha256(local) != archive.sha256:
-        manifest = local.parent / archive.manifest
-        if not manifest.is_file():
-            raise CorpusFormatError(
-                f"{local}: not the public archive (SHA-256 {archive.sha256}) and no "
-                f"{archive.manifest} beside it to check its members; delete or replace it")
     if local is None:
         local = _download(archive, download, data_dir)
-    _extract(local, target, archive, manifest)
+    sha = _sha256(local)
+    target = cache_dir() / f"{archive.filename.removesuffix('.tar.gz')}-{sha[:16]}"
+    if not (target / ".complete").is_file():
+        manifest = None
+        if sha != archive.sha256:
+            manifest = local.parent / archive.manifest
+            if not manifest.is_file():
+                raise CorpusFormatError(
+                    f"{local}: not the public archive (SHA-256 {archive.sha256}) and no "
+                    f"{archive.manifest} beside it to check its members; delete or replace it")
+        _extract(local, target, archive, manifest)
     return [target / m for m in archive.members]
 
 
@@ -440,16 +555,26 @@ def _download(archive: Archive, download: bool, data_dir) -> Path:
 
 
 def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None) -> None:
+    """Extract ``archive``'s folders of ``local`` into ``target`` by one rename, checked
+    against ``manifest`` when given; nothing is left behind on any failure."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
     os.mkdir(tmp, 0o777)  # under the user's umask (mkdtemp would make it 0700)
     try:
-        with tarfile.open(local) as tf:
-            members = [m for m in tf.getmembers()
-                       if m.name.split("/", 1)[0] in archive.members]
-            tf.extractall(tmp, members=members, filter="data")
+        try:
+            with tarfile.open(local) as tf:
+                members = [m for m in tf.getmembers()
+                           if m.name.split("/", 1)[0] in archive.members]
+                tf.extractall(tmp, members=members, filter="data")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise CorpusFormatError(f"{local}: not a readable tar.gz archive "
+                                    f"({type(exc).__name__}: {exc})") from None
         if manifest is not None:
             _check_members(tmp, local, manifest)
+        absent = [m for m in archive.members if not (tmp / m).is_dir()]
+        if absent:
+            raise CorpusFormatError(f"{local}: holds no folder {absent[0]}/ (an archive of "
+                                    f"{archive.filename} holds {', '.join(archive.members)})")
         (tmp / ".complete").write_text(f"{local}\n")
         if target.exists():  # our own earlier, incomplete extraction (no .complete)
             shutil.rmtree(target)
@@ -461,9 +586,16 @@ def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None)
 
 def _check_members(folder: Path, local: Path, manifest: Path) -> None:
     expected = {}
-    for line in manifest.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = manifest.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeError) as exc:
+        raise CorpusFormatError(f"{manifest}: unreadable manifest ({exc})") from None
+    for line in lines:
         sha, _, member = line.partition("  ")
-        expected[member] = sha
+        if line.strip():
+            expected[member] = sha
+    if not expected:
+        raise CorpusFormatError(f"{manifest}: lists no member; it cannot vouch for {local}")
     found = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
     if missing or extra:

@@ -205,7 +205,6 @@ def report_by_the_readme_command(tmp_path: Path) -> Path:
     in a copy of the working tree (what git tracks or would add: the committed outputs, no
     model, split or Snakemake metadata); returns the report it wrote."""
     import shlex
-    import shutil
 
     readme = (REPO / "README.md").read_text()
     m = re.search(r"`(snakemake --report (\S+))`", readme)

@@ -106,9 +106,11 @@ def test_csv_and_jsonl_columns(tmp_path, cache):
 
 
 def test_newsgroup_parts_stripped_as_fetch_20newsgroups_does(tmp_path, cache):
-    from sklearn.datasets._twenty_newsgroups import (strip_newsgroup_footer,
-                                                     strip_newsgroup_header,
-                                                     strip_newsgroup_quoting)
+    from sklearn.datasets._twenty_newsgroups import (
+        strip_newsgroup_footer,
+        strip_newsgroup_header,
+        strip_newsgroup_quoting,
+    )
     post = ("From: someone@example.org\nSubject: rockets\n\nIn article <1@x>, a wrote:\n"
             "> quoted reply about football\nThe rocket launch was delayed by weather today.\n"
             "\n--\nsignature words here\n")
@@ -182,9 +184,33 @@ def test_csv_without_the_named_column(tmp_path, cache):
     ({"source": "folder", "path": "d", "vectorizer": {"strip": ["signatures"]}},
      "corpora.toy.vectorizer.strip: 'signatures' is not one of headers, footers, quotes"),
     ({"source": "folder", "path": "d", "vectorizer": {"encoding": "klingon"}},
-     "corpora.toy.vectorizer.encoding: unknown encoding 'klingon'"),
+     "corpora.toy.vectorizer.encoding: unknown text encoding 'klingon'"),
     ({"source": "uci", "docword": "d", "vectorizer": {"min_df": 2}},
      "corpora.toy.vectorizer: a uci corpus is counts already"),
+    (["folder"], "corpora.toy: must be a mapping with a source"),
+    ({"source": ["folder"]}, "corpora.toy.source: must be one of"),
+    ({"source": "folder", "path": ""}, "corpora.toy.path: must be a non-empty string"),
+    ({"source": "csv", "path": "x.csv", "column": 5}, "corpora.toy.column: must be a non-empty"),
+    ({"source": "folder", "path": "d", "vectorizer": ["min_df"]},
+     "corpora.toy.vectorizer: must be a mapping of settings"),
+    ({"source": "folder", "path": "d", "vectorizer": {"encoding": 5}},
+     "corpora.toy.vectorizer.encoding: must be the name of a text encoding"),
+    ({"source": "folder", "path": "d", "vectorizer": {"strip": "headers"}},
+     "corpora.toy.vectorizer.strip: must be a list of headers, footers, quotes"),
+    ({"source": "folder", "path": "d", "vectorizer": {"drop_empty": "no"}},
+     "corpora.toy.vectorizer.drop_empty: must be true or false"),
+    ({"source": "folder", "path": "d", "vectorizer": {"min_count": True}},
+     "corpora.toy.vectorizer.min_count: must be an integer >= 1"),
+    ({"source": "folder", "path": "d", "vectorizer": {"token_pattern": "(["}},
+     "corpora.toy.vectorizer.token_pattern: not a regular expression"),
+    ({"source": "folder", "path": "d", "vectorizer": {"token_pattern": "(a)(b)"}},
+     "corpora.toy.vectorizer.token_pattern: has 2 groups"),
+    ({"source": "folder", "path": "d", "vectorizer": {"token_pattern": "a*"}},
+     "corpora.toy.vectorizer.token_pattern: matches the empty string"),
+    ({"source": "folder", "path": "d", "vectorizer": {"stop_words": "klingon"}},
+     "corpora.toy.vectorizer: The 'stop_words' parameter of CountVectorizer must be"),
+    ({"source": "folder", "path": "d", "vectorizer": {"min_df": 0.5, "max_df": 0.2}},
+     "corpora.toy.vectorizer.min_df: 0.5 is above max_df (0.2)"),
 ])
 def test_bad_spec_names_the_setting(spec, message):
     with pytest.raises(TextCorpusError, match="^" + message.replace("(", r"\(")
@@ -312,7 +338,120 @@ def test_real_20newsgroups_members_checked_and_every_post_read(uci_dir, cache, m
         pytest.fail(f"{text_dir}: no 20news-bydate.tar.gz beside the UCI mirror")
     monkeypatch.setenv("SAME_DATA_DIR", str(text_dir))
     folders = textcorpus.newsgroups_folders(download=False)
-    names, raw = textcorpus.read_texts("20news", {"source": "20newsgroups"})
+    spec = textcorpus.check_corpus_spec("news", {"source": "20newsgroups"})
+    names, raw, _ = textcorpus.read_texts("news", spec)
     per_part = [sum(1 for n in names if f"/{f.name}/" in n) for f in folders]
     assert per_part == [11314, 7532] and len(raw) == 18846
     assert len({Path(n).parent.name for n in names}) == 20
+
+
+def test_corpus_name_is_a_folder_name_never_a_path(cache):
+    with pytest.raises(TextCorpusError, match=r"^corpora\.\.\./x: a corpus name is lowercase"):
+        load_corpus("../x", {"source": "folder", "path": "d"})
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_table_read_in_its_encoding_once(tmp_path, cache, kind):
+    """A table is decoded in the spec's encoding (pyarrow alone reads UTF-8 only), once."""
+    line = "café crème brûlée"
+    body = ("text\n" + "".join(f'"{line} {i}"\n' for i in "ab") if kind == "csv" else
+            "".join(json.dumps({"text": f"{line} {i}"}, ensure_ascii=False) + "\n"
+                    for i in "ab"))
+    (tmp_path / f"t.{kind}").write_bytes(body.encode("latin-1"))
+    spec = {"source": kind, "path": str(tmp_path / f"t.{kind}"), "column": "text"}
+    c = load_corpus("toy", {**spec, "vectorizer": {"encoding": "latin-1"}})
+    assert {"café", "crème", "brûlée"} <= set(c.vocab)
+    with pytest.raises(TextCorpusError) as exc:
+        load_corpus("toy", spec)
+    first = body.encode("latin-1").index(bytes([0xE9]))
+    path = tmp_path / f"t.{kind}"
+    assert str(exc.value) == (f"{path}: not utf-8 text (byte {first}: b'\\xe9'); see "
+                              "corpora.toy.vectorizer.encoding")
+
+
+def test_table_column_that_is_not_text_or_named_twice(tmp_path, cache):
+    (tmp_path / "l.jsonl").write_text('{"text": ["a b", "c"]}\n{"text": ["d"]}\n')
+    with pytest.raises(TextCorpusError, match="column 'text' holds list<item: string>, not "
+                                              "text; see corpora.toy.column$"):
+        load_corpus("toy", {"source": "jsonl", "path": str(tmp_path / "l.jsonl"),
+                            "column": "text"})
+    (tmp_path / "d.csv").write_text("text,text\na b,c d\ne f,g h\n")
+    with pytest.raises(TextCorpusError, match="d.csv: (2 columns are named 'text'|not a "
+                                              "readable csv table).*corpora.toy"):
+        load_corpus("toy", {"source": "csv", "path": str(tmp_path / "d.csv"), "column": "text"})
+
+
+def test_folder_holding_a_folder_where_a_document_belongs(tmp_path, cache):
+    folder = write_folder(tmp_path / "docs")
+    (folder / "sport" / "nested").mkdir()
+    with pytest.raises(TextCorpusError, match=r"docs: cannot read its documents \(Is a "
+                                              r"directory: .*nested\); corpora\.toy\.path"):
+        load_corpus("toy", {"source": "folder", "path": str(folder)})
+
+
+def test_settings_leaving_one_document_name_the_settings(tmp_path, cache):
+    texts = {"a/1": "rocket orbit crew", "a/2": "the and of", "b/3": "   "}
+    folder = write_folder(tmp_path / "docs", texts)
+    with pytest.raises(TextCorpusError, match="1 document\\(s\\) with a word left by the "
+                                              "settings \\(corpora.toy.vectorizer: "):
+        load_corpus("toy", {"source": "folder", "path": str(folder),
+                            "vectorizer": {"drop_empty": True}})
+
+
+def test_out_inside_the_corpus_folder_is_refused(tmp_path, cache):
+    folder = write_folder(tmp_path / "docs")
+    out = folder / "sport" / "split.npz"
+    res = subprocess.run([sys.executable, "-m", "same", "split", "--name", "toy",
+                          "--corpus-spec", json.dumps({"source": "folder", "path": str(folder)}),
+                          "--out", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and not out.exists()
+    assert res.stderr.strip().endswith(f"--out {out}: inside the corpus folder {folder}, whose "
+                                       "every file is read as a document; give a path outside "
+                                       "it")
+
+
+def test_uci_file_errors_name_the_setting(tmp_path, cache):
+    (tmp_path / "docword.txt").write_text("2\n2\n2\n1 1 3\n2 2 1\n")
+    with pytest.raises(OSError, match=r"nope\.txt.*\(corpora\.toy\.vocab\)$"):
+        load_corpus("toy", {"source": "uci", "docword": str(tmp_path / "docword.txt"),
+                            "vocab": str(tmp_path / "nope.txt")})
+
+
+def _archive_of(tmp_path: Path, members: dict, name="a") -> Path:
+    path = tmp_path / name / "20news-bydate.tar.gz"
+    path.parent.mkdir(parents=True)
+    with tarfile.open(path, "w:gz") as tf:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    (path.parent / "20news-bydate.SHA256SUMS").write_text("".join(
+        f"{hashlib.sha256(d).hexdigest()}  {m}\n" for m, d in sorted(members.items())))
+    return path
+
+
+def test_20newsgroups_bad_archives_leave_nothing_and_never_poison_a_later_run(
+        tmp_path, cache, monkeypatch):
+    """An archive lacking a folder (its manifest agreeing), or not a tar.gz at all, is one
+    error and leaves no extraction; a good archive read afterwards, and then another one,
+    each gives its own text (extractions are keyed by the archive's SHA-256)."""
+    train_only = _archive_of(tmp_path, {"20news-bydate-train/g/1": b"rocket orbit"}, "bad")
+    monkeypatch.setenv("SAME_DATA_DIR", str(train_only.parent))
+    with pytest.raises(CorpusFormatError, match="holds no folder 20news-bydate-test/"):
+        textcorpus.newsgroups_folders(download=False)
+    assert not cache.exists() or list(cache.iterdir()) == []
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "20news-bydate.tar.gz").write_bytes(b"\x1f\x8b" + b"not a gzip" * 10)
+    (junk / "20news-bydate.SHA256SUMS").write_text("0" * 64 + "  x\n")
+    monkeypatch.setenv("SAME_DATA_DIR", str(junk))
+    with pytest.raises(CorpusFormatError, match="not a readable tar.gz archive"):
+        textcorpus.newsgroups_folders(download=False)
+    assert not cache.exists() or list(cache.iterdir()) == []
+    words = {}
+    for tag, text in (("one", b"rocket orbit"), ("two", b"engine wheel")):
+        good = _archive_of(tmp_path, {"20news-bydate-train/g/1": text,
+                                      "20news-bydate-test/g/2": text + b" crew"}, tag)
+        monkeypatch.setenv("SAME_DATA_DIR", str(good.parent))
+        words[tag] = load_corpus("news", {"source": "20newsgroups"}).vocab
+    assert words == {"one": ["crew", "orbit", "rocket"], "two": ["crew", "engine", "wheel"]}
