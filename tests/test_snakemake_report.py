@@ -343,3 +343,45 @@ def test_report_of_the_committed_kos_outputs_holds_every_figure_and_table(commit
     assert set(results) == declared, sorted(set(results) ^ declared)
     assert len(declared) == 2 * 8 + 3 * 5 + 1 + 2 + 2, sorted(declared)
     assert all((REPO / path).is_file() for path in declared)
+
+
+def test_captions_name_the_seeds_and_m_of_the_runs_each_figure_reads(committed_report):
+    """Issue 39: each figure's and table's caption (the report's, which its figure also draws)
+    names the seeds and SAME's m of exactly the runs the rule reads: "seed 0" where it reads
+    only seed 0, every m of the m sweep where it reads the sweep, m = 1 beside m = 100 where it
+    reads fig1c's long run. The runs are the rule's inputs as Snakemake plans them (a dry run),
+    their m from each run's meta.json."""
+    from same.sampler import SameLDA
+    from test_workflow import smk
+
+    res = smk("-n", "--forceall", "--config", "report_only=True")
+    assert res.returncode == 0, res.stderr[-2000:]
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n    input: (.*)$", res.stdout, re.M)
+    runs = {rule: sorted(set(re.findall(r"results/kos/([a-z0-9_.]+)/K\d+/seed(\d+)/trace\.csv",
+                                        inputs)))
+            for rule, inputs in jobs}
+    captions = {}
+    for entry in report_results(committed_report.read_text()).values():
+        props = entry["job_properties"]
+        captions[props["rule"]] = rst_text(entry["caption"])
+    checked = []
+    for rule, read in runs.items():
+        if rule not in captions or rule == "claims" or not read:
+            continue
+        seeds = sorted({int(s) for _, s in read})
+        ms = set()
+        for label, seed in read:
+            meta = json.loads((REPO / f"results/kos/{label}/K64/seed{seed}/meta.json")
+                              .read_text())
+            if meta["settings"]["method"] == "same":
+                ms.add(meta["settings"]["params"].get("n_copies", SameLDA().n_copies))
+        text = captions[rule]
+        said = f"seeds {seeds}" if len(seeds) > 1 else f"seed {seeds[0]}"
+        assert said in text and (len(seeds) > 1 or "seeds [" not in text), (rule, said, text)
+        m = sorted(ms)
+        said_m = (f"SAME m={m[0]:g} " if len(m) == 1 else
+                  "SAME m ∈ {" + ", ".join(f"{x:g}" for x in m) + "}")
+        assert said_m in text, (rule, said_m, text)
+        checked.append(rule)
+    assert {"fig1_passes", "fig1c_samples", "fig2a_m", "table2", "prior_scale",
+            "sensitivity", "tuning", "table1"} <= set(checked), checked

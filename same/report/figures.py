@@ -19,7 +19,7 @@ COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "
 
 #: What a figure's caption adds to the workflow's setting (the rest of the figures: nothing).
 CAPTION_NOTES = {
-    "sensitivity": "; seed 0; scored on validation documents (a share of the training "
+    "sensitivity": "; scored on validation documents (a share of the training "
                    "documents, never test documents), trained on the rest; the main setting is "
                    "drawn thick. Sensitivity only: settings are chosen by the tuning grid "
                    "(tuning.md).",
@@ -37,7 +37,7 @@ CAPTION_NOTES = {
                     "2-core machine, two 1-thread jobs at a time); only the m sweep and the "
                     "scaling benchmark hold it alone",
     "tuning": "; every configuration trained without the validation documents and scored on "
-              "them, seed 0, final ll",
+              "them, final ll",
     "verdict_overview": "; rows: the paper's claims, columns: each dataset at its training "
                         "tokens per φ parameter (claims judged across datasets last); * a "
                         "qualified verdict (claims.md says how).",

@@ -219,14 +219,17 @@ def minibatch_text(batch_size):
     return f"{batch_size:g} of the documents"
 
 
-def setting(dataset, study=False, m_sweep=False):
-    """Caption of every figure and table: the dataset(s) (a name or a list) and the
-    comparison's shared settings (``study``: the scale study's grid; ``m_sweep``: the m
-    sweep's sampler)."""
+def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
+    """Caption of every figure and table: the dataset(s) (a name or a list) and the settings
+    of the runs it reads (``study``: the scale study's grid; ``m_sweep``: the m sweep's m
+    values and sampler; ``seeds``: the seeds it reads, if not every seed; ``also_m``: m of
+    SAME runs it reads beside the main m, e.g. fig1c's m = 1)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     sampler = p["sampler"]
+    ms = [p["n_copies"], *also_m]
     sweep_passes = ""
     if m_sweep:
+        ms = list(m_sweep_labels(config))
         sampler = config["same"].get("m_sampler", sampler)
         passes = config["same"].get("m_sweep_passes", config["same"]["passes"])
         if passes != config["same"]["passes"]:
@@ -242,9 +245,10 @@ def setting(dataset, study=False, m_sweep=False):
     if not study:
         ks = (f"K={k_of(names[0])}" if len({k_of(d) for d in names}) == 1 else
               "K " + ", ".join(f"{k_of(d)} ({d})" for d in names))
-        who = f"seeds {SEEDS}"
+        seeds = SEEDS if seeds is None else seeds
+        who = f"seeds {seeds}" if len(seeds) > 1 else f"seed {seeds[0]}"
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME m={p['n_copies']:g} ({sampler} sampler{sweep_passes}, "
+            f"SAME {m_text(ms)} ({sampler} sampler{sweep_passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch {minibatch_text(p['batch_size'])}, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
@@ -301,9 +305,35 @@ def table_files(name, formats=("csv", "md")):
     return {fmt: for_report(name, f"results/{{dataset}}/{name}.{fmt}") for fmt in formats}
 
 
-def caption_param(name, **setting_args):
+def m_text(ms):
+    """SAME's m in a caption: "m=100", or "m ∈ {1, 5, 100}" for several."""
+    ms = sorted(set(ms))
+    return f"m={ms[0]:g}" if len(ms) == 1 else "m ∈ {" + ", ".join(f"{m:g}" for m in ms) + "}"
+
+
+# The runs each figure or table reads, where they are not the main comparison's every seed at
+# its m: what its caption says (setting's arguments); tests/test_snakemake_report.py checks
+# each caption's seeds and m against the runs the rule reads.
+FIGURE_RUNS = {
+    "fig1c_samples": {"seeds": SEED0, "also_m": [1]},
+    "prior_scale": {"seeds": SEED0},
+    "fig2a_m": {"m_sweep": True},
+    "table2": {"m_sweep": True},
+    "scale_study": {"study": True},
+    "sensitivity": {"seeds": SEED0},
+    "tuning": {"seeds": SEED0},
+    "topic_recovery": {"seeds": SEED0},
+}
+
+
+def setting_param(name):
+    """params.setting of figure or table ``name`` (what its figure draws under the plot)."""
+    return lambda wc: setting(wc.dataset, **FIGURE_RUNS.get(name, {}))
+
+
+def caption_param(name):
     """params.caption of figure or table ``name``: the text its figure draws under the plot."""
-    return lambda wc: figure_caption(name, setting(wc.dataset, **setting_args))
+    return lambda wc: figure_caption(name, setting(wc.dataset, **FIGURE_RUNS.get(name, {})))
 
 
 wildcard_constraints:

@@ -29,7 +29,7 @@ rule fig1_passes:
         figure_files("fig1_passes"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("fig1_passes"),
         caption=caption_param("fig1_passes"),
         max_passes=max(config["same"]["passes"], config["vb"]["passes"]),
     log:
@@ -51,7 +51,7 @@ rule fig1_seconds:
         figure_files("fig1_seconds"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("fig1_seconds"),
         caption=caption_param("fig1_seconds"),
     log:
         "results/logs/report/{dataset}/fig1_seconds.log",
@@ -70,7 +70,7 @@ rule fig1c_samples:
         figure_files("fig1c_samples"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("fig1c_samples"),
         caption=caption_param("fig1c_samples"),
         labels=lambda wc: fig1c_legend(),
     log:
@@ -90,8 +90,8 @@ rule fig2a_m:
         figure_files("fig2a_m"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset, m_sweep=True),
-        caption=caption_param("fig2a_m", m_sweep=True),
+        setting=setting_param("fig2a_m"),
+        caption=caption_param("fig2a_m"),
         runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/fig2a_m.log",
@@ -110,7 +110,7 @@ rule fig2b_anneal:
         figure_files("fig2b_anneal"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("fig2b_anneal"),
         caption=caption_param("fig2b_anneal"),
         runs=schedule_labels(config),
     log:
@@ -130,7 +130,7 @@ rule prior_scale:
         figure_files("prior_scale"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("prior_scale"),
         caption=caption_param("prior_scale"),
         runs=lambda wc: prior_scale_runs(),
     log:
@@ -150,7 +150,7 @@ rule table1:
         **table_files("table1"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("table1"),
         caption=caption_param("table1"),
     log:
         "results/logs/report/{dataset}/table1.log",
@@ -169,7 +169,7 @@ rule time_to_quality:
         **table_files("time_to_quality"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("time_to_quality"),
         caption=caption_param("time_to_quality"),
     log:
         "results/logs/report/{dataset}/time_to_quality.log",
@@ -190,7 +190,7 @@ rule sensitivity:
         **table_files("sensitivity", ["csv"]),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("sensitivity"),
         caption=caption_param("sensitivity"),
         runs=lambda wc: sensitivity_table(),
     log:
@@ -211,8 +211,8 @@ rule scale_study:
         **table_files("scale_study"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset, study=True),
-        caption=caption_param("scale_study", study=True),
+        setting=setting_param("scale_study"),
+        caption=caption_param("scale_study"),
         main_n_topics=lambda wc: k_of(wc.dataset),
     log:
         "results/logs/report/{dataset}/scale_study.log",
@@ -232,8 +232,8 @@ rule table2:
         **table_files("table2"),
     params:
         code=REPORT_CODE,
-        setting=lambda wc: setting(wc.dataset, m_sweep=True),
-        caption=caption_param("table2", m_sweep=True),
+        setting=setting_param("table2"),
+        caption=caption_param("table2"),
         runs=m_sweep_labels(config),
     log:
         "results/logs/report/{dataset}/table2.log",
@@ -256,7 +256,7 @@ rule topic_recovery:
         **table_files("topic_recovery"),
     params:
         code=code(*REPORT_PATTERNS, "same/recovery.py", "same/scale_data.py"),
-        setting=lambda wc: setting(wc.dataset),
+        setting=setting_param("topic_recovery"),
         caption=caption_param("topic_recovery"),
         labels=list(MAIN_LABELS),
         doc_topic_prior=config["doc_topic_prior"],
@@ -335,10 +335,9 @@ rule claims:
 # markdown-it-py), which `snakemake --report` shows in the page; the .md and .csv beside it are
 # downloads there. One rule per table, so each page sits under its table's category.
 PAGE_CODE = code("same/report/html.py", "same/outputs.py")
-PAGE_TABLES = {"table1": {}, "time_to_quality": {}, "table2": {"m_sweep": True},
-               "tuning": {}, "scale_study": {"study": True}, "topic_recovery": {}}
+PAGE_TABLES = ("table1", "time_to_quality", "table2", "tuning", "scale_study", "topic_recovery")
 
-for _table, _setting_args in PAGE_TABLES.items():
+for _table in PAGE_TABLES:
 
     rule:
         name:
@@ -349,7 +348,7 @@ for _table, _setting_args in PAGE_TABLES.items():
             html=for_report(_table, f"results/{{dataset}}/{_table}.html"),
         params:
             code=PAGE_CODE,
-            caption=caption_param(_table, **_setting_args),
+            caption=caption_param(_table),
         log:
             f"results/logs/report/{{dataset}}/{_table}_page.log",
         conda:
