@@ -300,23 +300,28 @@ def test_20newsgroups_local_copy_checked_against_its_manifest(tmp_path, cache, m
 
 @pytest.mark.slow
 def test_users_uci_files_by_path_through_the_workflow(tmp_path):
-    """A tiny corpus in UCI format, named by its files in the config's corpora: section, runs
-    through the real workflow: split, every method, tables, claims."""
+    """Two tiny corpora in UCI format, named by their files in the config's corpora: section,
+    each at its own K, run through the real workflow: split, every method, tables, and one
+    claims.md judging both, each at its tokens per parameter, with the Across corpora section."""
     rng = np.random.default_rng(0)
-    X = sp.random(80, 30, density=0.3, random_state=rng, format="coo",
-                  data_rvs=lambda n: rng.integers(1, 5, n))
-    data = tmp_path / "mydata"
-    data.mkdir()
-    body = "".join(f"{d + 1} {w + 1} {c}\n" for d, w, c in zip(X.row, X.col, X.data.astype(int)))
-    (data / "docword.txt").write_text(f"80\n30\n{X.nnz}\n{body}")
-    (data / "vocab.txt").write_text("".join(f"word{w}\n" for w in range(30)))
+    entries = []
+    for name, n_docs, k in (("mine", 80, 3), ("yours", 60, 4)):
+        X = sp.random(n_docs, 30, density=0.3, random_state=rng, format="coo",
+                      data_rvs=lambda n: rng.integers(1, 5, n))
+        data = tmp_path / name
+        data.mkdir()
+        body = "".join(f"{d + 1} {w + 1} {c}\n" for d, w, c in zip(X.row, X.col,
+                                                                     X.data.astype(int)))
+        (data / "docword.txt").write_text(f"{n_docs}\n30\n{X.nnz}\n{body}")
+        (data / "vocab.txt").write_text("".join(f"word{w}\n" for w in range(30)))
+        entries.append(f"{name}: {{source: uci, docword: {data / 'docword.txt'}, "
+                       f"vocab: {data / 'vocab.txt'}, n_components: {k}}}")
     work = tmp_path / "run"
     work.mkdir()
     (tmp_path / "mine.yaml").write_text(
-        "datasets: [mine]\n"
-        f"corpora: {{mine: {{source: uci, docword: {data / 'docword.txt'}, "
-        f"vocab: {data / 'vocab.txt'}, n_components: 3}}}}\n"
-        "report_dir: results/mine\nseeds: [0]\n"
+        "datasets: [mine, yours]\n"
+        f"corpora: {{{', '.join(entries)}}}\n"
+        "report_dir: results/both\nseeds: [0]\n"
         "sensitivity: null\nscale_study: null\ntuning: null\n")
     res = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--cores", "2",
                           "--configfile", str(REPO / "config/ci.yaml"),
@@ -325,8 +330,12 @@ def test_users_uci_files_by_path_through_the_workflow(tmp_path):
                          capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert (work / "results/mine/same/K3/seed0/trace.csv").is_file()
+    assert (work / "results/yours/same/K4/seed0/trace.csv").is_file()
     assert "mine (uci corpus), K=3" in (work / "results/mine/table1.md").read_text()
-    assert "mine" in (work / "results/mine/claims.md").read_text()
+    claims = (work / "results/both/claims.md").read_text()
+    assert "## Across corpora" in claims and "## Dataset: mine" in claims
+    assert "## Dataset: yours" in claims and "K 3 (mine), 4 (yours)" in claims
+    assert "the datasets' K differ (3, 4)" in claims
 
 
 def test_real_20newsgroups_members_checked_and_every_post_read(uci_dir, cache, monkeypatch):
