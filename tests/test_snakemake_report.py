@@ -351,8 +351,9 @@ def test_captions_name_the_seeds_and_m_of_the_runs_each_figure_reads(committed_r
     only seed 0, every m of the m sweep where it reads the sweep, m = 1 beside m = 100 where it
     reads fig1c's long run. The runs are the rule's inputs as Snakemake plans them (a dry run),
     their m from each run's meta.json."""
-    from same.sampler import SameLDA
     from test_workflow import smk
+
+    from same.sampler import SameLDA
 
     res = smk("-n", "--forceall", "--config", "report_only=True")
     assert res.returncode == 0, res.stderr[-2000:]
