@@ -8,6 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from same.config import backend_problem, check_config, check_config_files, config_error_line
+from same.textcorpus import check_corpus_paths
 
 min_version("8.0")
 
@@ -28,6 +29,7 @@ try:
     # parameters have none there, so an absent same.<key> takes the estimator's default
     validate(config, "config/config.schema.yaml")
     RUNS = check_config(config, Path(workflow.basedir) / "config/config.schema.yaml")
+    check_corpus_paths(config)  # corpora: entries' files exist (same.textcorpus)
 except (WorkflowError, ValueError) as exc:
     sys.exit(config_error_line(exc))
 

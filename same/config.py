@@ -102,7 +102,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
             raise ValueError(f"config corpora.{name}: names a UCI or synthetic corpus too; "
                              "its outputs would overwrite that corpus's results/<name>/")
         try:
-            check_corpus_spec(name, spec, check_paths=True)
+            check_corpus_spec(name, spec)
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
     for name, spec in synthetic.items():

@@ -60,7 +60,8 @@ from .download import _search_dirs, _sha256, cache_dir
 from .outputs import OutputError
 
 __all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "NEWSGROUPS",
-           "check_corpus_spec", "load_corpus", "vectorize", "read_texts", "newsgroups_folders"]
+           "check_corpus_spec", "check_corpus_paths", "load_corpus", "vectorize", "read_texts",
+           "newsgroups_folders"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer`` and ``n_components``.
@@ -173,6 +174,23 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     settings = VECTORIZER_DEFAULTS | vec
     _check_settings(f"{where}.vectorizer", settings)
     return {**spec, "vectorizer": settings}
+
+
+def check_corpus_paths(config: dict) -> None:
+    """The workflow's check before any job that each ``corpora:`` entry's files exist (paths
+    relative to the folder snakemake runs in); :func:`same.config.check_config` checks the
+    rest of each entry.
+
+    Raises
+    ------
+    ValueError
+        ``config corpora.<name>.<key>: <path>: no such file`` (one line).
+    """
+    for name, spec in (config.get("corpora") or {}).items():
+        try:
+            check_corpus_spec(name, spec, check_paths=True)
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
 
 
 def _check_settings(where: str, s: dict) -> None:

@@ -128,7 +128,7 @@ def test_same_batch_size_one_is_refused_other_counts_and_fractions_pass():
      "range [1, inf), a float in the range (0.0, 1.0] or None. Got 5.5 instead."),
     ({"datasets": ["toy"]},
      "config datasets: 'toy' is neither a UCI corpus (kos, nips, enron, nytimes, pubmed) nor "
-     "a dataset of the config's synthetic: section"),
+     "a dataset of the config's synthetic: or corpora: section"),
     ({"datasets": ["kos", "kos"]},
      "config datasets: 'kos' is given twice (['kos', 'kos']); give each value once"),
     # YAML 8.0 passes a JSON schema's `integer` but would name folders K8.0

@@ -362,3 +362,14 @@ def test_multi_corpus_profile_is_planned_on_both_corpora_each_at_its_k():
     assert "results/kos/same/K64/seed4/trace.csv" in out
     assert "rule split_corpus:" in out and "results/20news/claims.md" in out
     assert "results/20news/same/K64/" not in out and "results/kos/same/K32/" not in out
+
+
+def test_corpus_files_that_do_not_exist_stop_the_workflow_before_any_job(tmp_path):
+    """A corpora: entry naming a missing file or folder: one line naming the key and path,
+    exit 1, before any job (the dry run)."""
+    (tmp_path / "c.yaml").write_text(
+        f"datasets: [toy]\ncorpora: {{toy: {{source: folder, path: {tmp_path / 'nope'}}}}}\n")
+    res = smk("-n", "--configfile", str(tmp_path / "c.yaml"))
+    assert res.returncode == 1
+    lines = (res.stdout + res.stderr).strip().splitlines()
+    assert lines[-1] == f"config corpora.toy.path: {tmp_path / 'nope'}: no such folder", lines
