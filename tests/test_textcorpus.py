@@ -220,19 +220,27 @@ def test_bad_spec_names_the_setting(spec, message):
 
 # --------------------------------------------------------------------------- 20 Newsgroups
 
+def _archive_of(tmp_path: Path, members: dict, name="a") -> Path:
+    """``tmp_path/name/20news-bydate.tar.gz`` holding ``members`` (path → bytes), with a
+    matching 20news-bydate.SHA256SUMS beside it."""
+    path = tmp_path / name / "20news-bydate.tar.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tf:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    (path.parent / "20news-bydate.SHA256SUMS").write_text("".join(
+        f"{hashlib.sha256(d).hexdigest()}  {m}\n" for m, d in sorted(members.items())))
+    return path
+
+
 def _tiny_archive(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     members = {"20news-bydate-train/sci.space/1": b"From: a\n\nrocket orbit launch crew",
                "20news-bydate-train/rec.autos/2": b"From: b\n\nengine wheel car road",
                "20news-bydate-test/sci.space/3": b"From: c\n\norbit rocket moon crew",
                "20news-bydate-test/rec.autos/4": b"From: d\n\ncar engine road caf\xe9"}
-    path = tmp_path / "serve" / "20news-bydate.tar.gz"
-    path.parent.mkdir(exist_ok=True)
-    with tarfile.open(path, "w:gz") as tf:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return path, members
+    return _archive_of(tmp_path, members, "serve"), members
 
 
 @pytest.fixture
@@ -424,19 +432,6 @@ def test_uci_file_errors_name_the_setting(tmp_path, cache):
     with pytest.raises(OSError, match=r"nope\.txt.*\(corpora\.toy\.vocab\)$"):
         load_corpus("toy", {"source": "uci", "docword": str(tmp_path / "docword.txt"),
                             "vocab": str(tmp_path / "nope.txt")})
-
-
-def _archive_of(tmp_path: Path, members: dict, name="a") -> Path:
-    path = tmp_path / name / "20news-bydate.tar.gz"
-    path.parent.mkdir(parents=True)
-    with tarfile.open(path, "w:gz") as tf:
-        for member, data in members.items():
-            info = tarfile.TarInfo(member)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    (path.parent / "20news-bydate.SHA256SUMS").write_text("".join(
-        f"{hashlib.sha256(d).hexdigest()}  {m}\n" for m, d in sorted(members.items())))
-    return path
 
 
 def test_20newsgroups_bad_archives_leave_nothing_and_never_poison_a_later_run(

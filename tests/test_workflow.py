@@ -113,7 +113,8 @@ def test_dry_run_paper_profile_and_cluster():
     variant_seeds = seeds if cfg["tuning"].get("tuned_variant_seeds") == "all" else 1
     fits = (seeds * (6 + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4 + 3 * 6 + 3 * seeds
             + (5 + 3) * variant_seeds)
-    assert job_count(res.stdout) == 2 * fits + 2 + 2 * 12 + 1 + 1 + 1
+    # and 2 × 5 tables' HTML pages, claims' page
+    assert job_count(res.stdout) == 2 * fits + 2 + 2 * (12 + 5) + 1 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",

@@ -296,8 +296,9 @@ def claim_c8(df, info, dataset=None) -> Verdict:
 def claim_c9(datasets: dict, scaling=None) -> Verdict:
     """Seconds per token per pass across datasets, or across synthetic sizes (``scaling``)."""
     rule = RULES["C9"]
-    ks = {int(info["df"].loc[info["df"]["label"] == "same", "n_topics"].iloc[0])
-          for info in datasets.values()}
+    ks = {int(d.loc[d["label"] == "same", "n_topics"].iloc[0])
+          for d in (info["df"] for info in datasets.values())
+          if "n_topics" in d and (d["label"] == "same").any()}
     if len(datasets) >= 2 and (len(ks) == 1 or scaling is None):
         sizes = {}
         for name, info in datasets.items():
