@@ -364,6 +364,7 @@ rule claims_page:
         html=for_report("claims", f"{REPORT_DIR}/claims.html", "../report/claims.rst"),
     params:
         code=PAGE_CODE,
+        setting=lambda wc: setting(config["datasets"]),  # its caption's (claims.rst)
     log:
         "results/logs/report/claims_page.log",
     conda:
