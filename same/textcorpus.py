@@ -36,18 +36,11 @@ missing column.  Nothing is written before the corpus is complete.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import io
 import json
 import os
-import re
-import secrets
-import shutil
-import tarfile
 import warnings
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,200 +48,25 @@ import scipy.sparse as sp
 
 from .artefact import ArtefactError, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import CacheWarning, Corpus
+from .corpusspec import (
+    SOURCES,
+    VECTORIZER_DEFAULTS,
+    TextCorpusError,
+    _vectorizer,
+    check_corpus_paths,
+    check_corpus_spec,
+)
 from .docword import CorpusFormatError, CorpusNotFoundError
-from .download import _search_dirs, _sha256, cache_dir
+from .download import cache_dir
+from .newsgroups import NEWSGROUPS, newsgroups_folders
 from .outputs import OutputError
 
 __all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "NEWSGROUPS",
            "check_corpus_spec", "check_corpus_paths", "load_corpus", "vectorize", "read_texts",
            "newsgroups_folders"]
 
-#: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
-#: ``source``, ``vectorizer`` and ``n_components``.
-SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"}, "csv": {"path", "column"},
-           "jsonl": {"path", "column"}, "20newsgroups": set()}
-
-#: CountVectorizer settings (scikit-learn's names) and ours, with their defaults: lowercase
-#: words of two or more letters (no digits), scikit-learn's English stop words, every word
-#: kept; UTF-8 text, nothing stripped, an empty document refused.
-VECTORIZER_DEFAULTS = {
-    "lowercase": True,
-    "token_pattern": r"(?u)\b[^\W\d_][^\W\d_]+\b",
-    "stop_words": "english",
-    "min_df": 1,          # CountVectorizer: documents (int) or fraction of them (float)
-    "max_df": 1.0,        # CountVectorizer: documents (int) or fraction of them (float)
-    "min_count": 1,       # ours: occurrences in the whole corpus (UCI: 11, "more than ten")
-    "strip": [],          # any of headers, footers, quotes (fetch_20newsgroups' remove=)
-    "encoding": "utf-8",  # of every file; a byte outside it is an error
-    "drop_empty": False,  # drop documents left with no word (else: an error naming one)
-}
-_STRIP = ("headers", "footers", "quotes")
 _CACHE_VERSION = 1  # bump when the cached arrays' meaning changes
 _CACHE_REMEDY = "delete it: the next load rebuilds it"
-
-
-class TextCorpusError(CorpusFormatError):
-    """A corpus spec or its text cannot make a corpus (one line: the file and the setting)."""
-
-
-@dataclass(frozen=True)
-class Archive:
-    """A public archive: its URL (``$SAME_20NEWS_URL`` overrides it), SHA-256 and file name."""
-
-    filename: str
-    url: str
-    sha256: str
-    manifest: str
-    members: tuple[str, ...]
-    env: str
-
-    def source(self) -> str:
-        return os.environ.get(self.env) or self.url
-
-
-#: 20 Newsgroups "bydate" (Lang 1995; Rennie's split): the copy scikit-learn downloads.
-NEWSGROUPS = Archive(
-    "20news-bydate.tar.gz", "https://ndownloader.figshare.com/files/5975967",
-    "8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
-    "20news-bydate.SHA256SUMS", ("20news-bydate-train", "20news-bydate-test"),
-    "SAME_20NEWS_URL")
-
-
-# --------------------------------------------------------------------------- the spec
-
-NAME_PATTERN = re.compile(r"[a-z0-9]+")
-
-
-def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
-    """The spec with its vectorizer's defaults filled in.
-
-    Every value is checked here, before any file is read: each key's type, CountVectorizer's
-    own parameter checks, a token pattern that compiles, has at most one group and matches no
-    empty word; with ``check_paths`` (the workflow's config check, before any job) also that
-    the named files or folders exist.
-
-    Raises
-    ------
-    TextCorpusError
-        One line naming ``corpora.<name>.<key>`` and what is wrong.
-    """
-    where = f"corpora.{name}"
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
-                              "(it names folders: results/<name>/, the cache)")
-    if not isinstance(spec, dict):
-        raise TextCorpusError(f"{where}: must be a mapping with a source")
-    source = spec.get("source")
-    if not isinstance(source, str) or source not in SOURCES:
-        raise TextCorpusError(f"{where}.source: must be one of {', '.join(SOURCES)}")
-    allowed = SOURCES[source] | {"source", "vectorizer", "n_components"}
-    extra = sorted(map(str, set(spec) - allowed))
-    if extra:
-        raise TextCorpusError(f"{where}.{extra[0]}: not a key of a {source} corpus "
-                              f"(keys: {', '.join(sorted(allowed))})")
-    needed = {"uci": {"docword"}, "csv": {"path", "column"}, "jsonl": {"path", "column"},
-              "folder": {"path"}}.get(source, set())
-    missing = sorted(needed - set(spec))
-    if missing:
-        raise TextCorpusError(f"{where}.{missing[0]}: required for a {source} corpus")
-    for key in ("path", "docword", "vocab", "column"):
-        if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
-            raise TextCorpusError(f"{where}.{key}: must be a non-empty string")
-    if check_paths:
-        for key, kind in (("path", "folder" if source == "folder" else "file"),
-                          ("docword", "file"), ("vocab", "file")):
-            if key in spec and not (Path(spec[key]).expanduser().is_dir() if kind == "folder"
-                                    else Path(spec[key]).expanduser().is_file()):
-                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such {kind}")
-    vec = spec.get("vectorizer") or {}
-    if not isinstance(vec, dict):
-        raise TextCorpusError(f"{where}.vectorizer: must be a mapping of settings")
-    if source == "uci":
-        if vec:
-            raise TextCorpusError(f"{where}.vectorizer: a uci corpus is counts already")
-        return dict(spec)
-    unknown = sorted(map(str, set(vec) - set(VECTORIZER_DEFAULTS)))
-    if unknown:
-        raise TextCorpusError(f"{where}.vectorizer.{unknown[0]}: unknown setting (settings: "
-                              f"{', '.join(VECTORIZER_DEFAULTS)})")
-    settings = VECTORIZER_DEFAULTS | vec
-    _check_settings(f"{where}.vectorizer", settings)
-    return {**spec, "vectorizer": settings}
-
-
-def check_corpus_paths(config: dict) -> None:
-    """The workflow's check before any job that each ``corpora:`` entry's files exist (paths
-    relative to the folder snakemake runs in); :func:`same.config.check_config` checks the
-    rest of each entry.
-
-    Raises
-    ------
-    ValueError
-        ``config corpora.<name>.<key>: <path>: no such file`` (one line).
-    """
-    for name, spec in (config.get("corpora") or {}).items():
-        try:
-            check_corpus_spec(name, spec, check_paths=True)
-        except ValueError as exc:
-            raise ValueError(f"config {exc}") from None
-
-
-def _check_settings(where: str, s: dict) -> None:
-    """Each vectorizer setting's type and value (see :func:`check_corpus_spec`)."""
-    for key in ("lowercase", "drop_empty"):
-        if not isinstance(s[key], bool):
-            raise TextCorpusError(f"{where}.{key}: must be true or false")
-    if not isinstance(s["strip"], list) or not all(isinstance(p, str) for p in s["strip"]):
-        raise TextCorpusError(f"{where}.strip: must be a list of {', '.join(_STRIP)}")
-    bad = [p for p in s["strip"] if p not in _STRIP]
-    if bad:
-        raise TextCorpusError(f"{where}.strip: {bad[0]!r} is not one of {', '.join(_STRIP)}")
-    if not isinstance(s["encoding"], str):
-        raise TextCorpusError(f"{where}.encoding: must be the name of a text encoding")
-    try:
-        codecs.lookup(s["encoding"]).decode(b"")
-        b"".decode(s["encoding"])
-    except (LookupError, TypeError):
-        raise TextCorpusError(f"{where}.encoding: unknown text encoding "
-                              f"{s['encoding']!r}") from None
-    if isinstance(s["min_count"], bool) or not isinstance(s["min_count"], int) \
-            or s["min_count"] < 1:
-        raise TextCorpusError(f"{where}.min_count: must be an integer >= 1")
-    for key in ("min_df", "max_df"):
-        if isinstance(s[key], bool):
-            raise TextCorpusError(f"{where}.{key}: must be a number, not {s[key]}")
-    pattern = s["token_pattern"]
-    if not isinstance(pattern, str):
-        raise TextCorpusError(f"{where}.token_pattern: must be a regular expression")
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise TextCorpusError(f"{where}.token_pattern: not a regular expression ({exc})") \
-            from None
-    if compiled.groups > 1:
-        raise TextCorpusError(f"{where}.token_pattern: has {compiled.groups} groups; "
-                              "CountVectorizer takes at most one (the word)")
-    if compiled.fullmatch("") is not None:
-        raise TextCorpusError(f"{where}.token_pattern: matches the empty string, so it would "
-                              "count empty words")
-    try:
-        _vectorizer(s)._validate_params()
-    except ValueError as exc:  # sklearn's InvalidParameterError: names the parameter
-        raise TextCorpusError(f"{where}: {str(exc).splitlines()[0]}") from None
-    low, high = s["min_df"], s["max_df"]
-    if type(low) is type(high) and low > high:
-        raise TextCorpusError(f"{where}.min_df: {low} is above max_df ({high}): no word "
-                              "could be kept")
-
-
-def _vectorizer(settings: dict):
-    """scikit-learn's CountVectorizer with ``settings``' parameters (counts as int64)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    return CountVectorizer(lowercase=settings["lowercase"],
-                           token_pattern=settings["token_pattern"],
-                           stop_words=settings["stop_words"], min_df=settings["min_df"],
-                           max_df=settings["max_df"], dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- reading text
@@ -511,115 +329,3 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     return Corpus(name=name, counts=X, vocab=vocab, source=spec.get("path") or spec["source"],
                   meta={"settings": settings, "text_sha256": text_sha, "cache": str(path),
                         "n_dropped_empty": len(doc_names) - len(kept)})
-
-
-# --------------------------------------------------------------------------- 20 Newsgroups
-
-def newsgroups_folders(data_dir=None, *, download: bool = True, archive: Archive = NEWSGROUPS
-                       ) -> list[Path]:
-    """The train and test folders of 20 Newsgroups, extracted into the cache once per archive.
-
-    The archive is looked for in ``data_dir``, ``$SAME_DATA_DIR`` and the cache, else
-    downloaded into the cache with pooch (SHA-256 checked: a wrong hash leaves nothing).  A
-    copy whose SHA-256 is the public archive's is used as it is, any other only with the
-    ``20news-bydate.SHA256SUMS`` manifest beside it (every member checked, none missing or
-    extra).  Its members are extracted into a temporary folder of the cache and renamed into
-    place, ``20news-bydate-<its SHA-256>/``, only once checked and complete (both folders
-    there): another archive never reads an earlier one's text.
-
-    Raises
-    ------
-    CorpusFormatError
-        A local copy that is neither the public archive nor matches its manifest; an archive
-        that is not a readable tar.gz or lacks a folder (one line naming it).
-    CorpusNotFoundError
-        No local copy and the download failed (or ``download=False``).
-    """
-    local = next((d / archive.filename for d in _search_dirs(data_dir)
-                  if (d / archive.filename).is_file()), None)
-    if local is None:
-        local = _download(archive, download, data_dir)
-    sha = _sha256(local)
-    target = cache_dir() / f"{archive.filename.removesuffix('.tar.gz')}-{sha[:16]}"
-    if not (target / ".complete").is_file():
-        manifest = None
-        if sha != archive.sha256:
-            manifest = local.parent / archive.manifest
-            if not manifest.is_file():
-                raise CorpusFormatError(
-                    f"{local}: not the public archive (SHA-256 {archive.sha256}) and no "
-                    f"{archive.manifest} beside it to check its members; delete or replace it")
-        _extract(local, target, archive, manifest)
-    return [target / m for m in archive.members]
-
-
-def _download(archive: Archive, download: bool, data_dir) -> Path:
-    import pooch
-
-    url, target = archive.source(), cache_dir()
-    if download:
-        target.mkdir(parents=True, exist_ok=True)
-        try:
-            return Path(pooch.retrieve(url, known_hash=f"sha256:{archive.sha256}",
-                                       fname=archive.filename, path=target, progressbar=True))
-        except Exception as exc:  # network errors come in many types; a hash mismatch too
-            reason = f"download failed ({url}: {type(exc).__name__}: {str(exc).splitlines()[0]})"
-    else:
-        reason = "downloading disabled"
-    raise CorpusNotFoundError(
-        f"{archive.filename} not found locally and {reason}; download {archive.url} "
-        f"(SHA-256 {archive.sha256}) into {target} or a directory named by $SAME_DATA_DIR "
-        f"(searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")
-
-
-def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None) -> None:
-    """Extract ``archive``'s folders of ``local`` into ``target`` by one rename, checked
-    against ``manifest`` when given; nothing is left behind on any failure."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
-    os.mkdir(tmp, 0o777)  # under the user's umask (mkdtemp would make it 0700)
-    try:
-        try:
-            with tarfile.open(local) as tf:
-                members = [m for m in tf.getmembers()
-                           if m.name.split("/", 1)[0] in archive.members]
-                tf.extractall(tmp, members=members, filter="data")
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-            raise CorpusFormatError(f"{local}: not a readable tar.gz archive "
-                                    f"({type(exc).__name__}: {exc})") from None
-        if manifest is not None:
-            _check_members(tmp, local, manifest)
-        absent = [m for m in archive.members if not (tmp / m).is_dir()]
-        if absent:
-            raise CorpusFormatError(f"{local}: holds no folder {absent[0]}/ (an archive of "
-                                    f"{archive.filename} holds {', '.join(archive.members)})")
-        (tmp / ".complete").write_text(f"{local}\n")
-        if target.exists():  # our own earlier, incomplete extraction (no .complete)
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _check_members(folder: Path, local: Path, manifest: Path) -> None:
-    expected = {}
-    try:
-        lines = manifest.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeError) as exc:
-        raise CorpusFormatError(f"{manifest}: unreadable manifest ({exc})") from None
-    for line in lines:
-        sha, _, member = line.partition("  ")
-        if line.strip():
-            expected[member] = sha
-    if not expected:
-        raise CorpusFormatError(f"{manifest}: lists no member; it cannot vouch for {local}")
-    found = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
-    if missing or extra:
-        which = f"lacks {missing[0]}" if missing else f"holds {extra[0]}, not in it"
-        raise CorpusFormatError(f"{local}: does not match {manifest} ({which}; "
-                                f"{len(missing)} missing, {len(extra)} extra)")
-    for member, sha in expected.items():
-        if _sha256(folder / member) != sha:
-            raise CorpusFormatError(f"{local}: member {member} differs from {manifest}")

@@ -63,7 +63,8 @@ PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 # topic-recovery modules
 FIT_CODE = code(*PACKAGE_PATTERNS, exclude=("same/scaling.py", "same/cli.py",
                                              "same/scale_data.py", "same/recovery.py",
-                                             "same/textcorpus.py"))
+                                             "same/textcorpus.py", "same/corpusspec.py",
+                                             "same/newsgroups.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 
 

@@ -82,7 +82,8 @@ rule split_corpus:
         seed=config["split"]["seed"],
         cache=lambda wc: CACHE_DIR,
         data_dir=lambda wc: DATA_DIR_ARGS,
-        code=code("same/corpus.py", "same/split.py", "same/textcorpus.py"),
+        code=code("same/corpus.py", "same/split.py", "same/textcorpus.py",
+                  "same/corpusspec.py", "same/newsgroups.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
