@@ -22,12 +22,12 @@ import scipy.sparse as sp
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1 first"
 
 from same import kernels  # noqa: E402
-from same.kernels import cuda as kcuda  # noqa: E402
+from same.kernels import launch as klaunch  # noqa: E402
 
-kcuda.THREADS = 8
+klaunch.THREADS = 8
 # a small scratch budget caps the grids below the documents/words of the cases, so the
 # kernels' grid-stride loops (every block and thread visiting several) are exercised
-kcuda.SCRATCH_BYTES = 16 * 1024
+klaunch.SCRATCH_BYTES = 16 * 1024
 
 
 def problem(n_docs, n_words, n_topics, seed=0, empty_doc=True, long_doc=True, max_count=4,
@@ -39,7 +39,7 @@ def problem(n_docs, n_words, n_topics, seed=0, empty_doc=True, long_doc=True, ma
     if empty_doc:
         dense[1] = 0
     if long_doc:
-        dense[0, : min(n_words, 3 * kcuda.THREADS)] = 1
+        dense[0, : min(n_words, 3 * klaunch.THREADS)] = 1
     counts = sp.csr_matrix(dense.astype(np.float32))
     theta = (rng.dirichlet(np.full(n_topics, 0.3), size=n_docs) * 50 + 0.1).astype(dtype)
     phi_t = np.ascontiguousarray(rng.dirichlet(np.full(n_words, 0.2), size=n_topics).T,

@@ -45,22 +45,13 @@ import numpy as np
 from numba import cuda  # importing touches no driver
 from numba.core import config
 
+from . import launch
 from .elements import dot_f64, draw_at, element_counter, summed_p_word, summed_t_doc
 from .elements import poisson as poisson_draw
+from .launch import SCRATCH, SCRATCH_BYTES, THREADS, scratch_threads
 
 #: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
-#: Threads per block of the per-document kernels.
-THREADS = 128
-#: Global memory for the sampling kernels' per-thread scratch (K values of each array of
-#: :data:`SCRATCH` per thread); grids are capped to stay under it whatever K. (Local arrays
-#: of K values are reserved for every thread an SM can hold: ~6 GiB on an H100 at K = 1024.)
-SCRATCH_BYTES = 256 << 20
-#: kernel → dtypes of its scratch arrays, (K, threads) each, column t for thread t (coalesced).
-SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32),
-           "summed_t_sweeps": (np.float32, np.float64, np.int64, np.int32),
-           "summed_p_sweep": (np.float32, np.float64, np.int64)}
-
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
            "word_order", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
            "signatures", "kernel_functions", "python_twins", "stream_handle"]
@@ -239,7 +230,7 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out):
     theta = xp.ascontiguousarray(doc_topic)
     phi_t = xp.ascontiguousarray(topic_word_t)
     if theta.shape[0]:
-        _launch("sddmm", theta.shape[0], THREADS, indptr, indices, theta, phi_t, out)
+        _launch("sddmm", *launch.sddmm(theta.shape[0]), indptr, indices, theta, phi_t, out)
     return out
 
 
@@ -264,11 +255,11 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
     p_out[...] = 0
     if n_docs:
-        grid = min(n_docs, scratch_threads("sample_accumulate", n_topics) // THREADS)
-        _launch("sample_accumulate", grid, THREADS, indptr, indices, _f32("data", data),
+        grid, block = launch.sample_accumulate(n_docs, n_topics)
+        _launch("sample_accumulate", grid, block, indptr, indices, _f32("data", data),
                 theta, phi_t, _f32("mu", mu), np.float64(n_samples), np.uint64(key),
                 doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max),
-                *_scratch(xp, "sample_accumulate", n_topics, grid * THREADS))
+                *_scratch(xp, "sample_accumulate", n_topics, grid * block))
     return doc_topic_out, topic_word_out
 
 
@@ -279,29 +270,13 @@ def poisson(lam, key, out):
     flat_out = out.reshape(-1)
     n = flat.shape[0]
     if n:
-        blocks = min((n + 255) // 256, 4096)
-        _launch("poisson_dense", blocks, 256, flat, np.uint64(key), flat_out)
+        _launch("poisson_dense", *launch.poisson(n), flat, np.uint64(key), flat_out)
     return out
-
-
-def scratch_threads(kernel: str, n_topics: int) -> int:
-    """Most threads a launch of ``kernel`` may have for its scratch to fit in
-    :data:`SCRATCH_BYTES` (a multiple of :data:`THREADS`, at least one block)."""
-    per_thread = n_topics * sum(np.dtype(d).itemsize for d in SCRATCH[kernel])
-    return max(1, SCRATCH_BYTES // max(per_thread, 1) // THREADS) * THREADS
 
 
 def _scratch(xp, kernel: str, n_topics: int, n_threads: int) -> list:
     """The scratch arrays of one launch: (K, threads) per dtype of :data:`SCRATCH`."""
     return [xp.empty((n_topics, n_threads), dtype=d) for d in SCRATCH[kernel]]
-
-
-def _per_thread_grid(n: int, kernel: str, n_topics: int) -> tuple[int, int]:
-    """(blocks, threads) for a grid-stride loop over ``n`` items, one thread per item up to
-    the scratch cap of :func:`scratch_threads`."""
-    threads = min(THREADS, max(n, 1))
-    cap = max(1, scratch_threads(kernel, n_topics) // threads)
-    return max(1, min((n + threads - 1) // threads, 65535, cap)), threads
 
 
 def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
@@ -311,7 +286,7 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
     indptr, indices = _csr(indptr, indices)
     xp = _xp((theta,))
     n_topics = _topics(theta)[1]
-    grid, block = _per_thread_grid(theta.shape[0], "summed_t_sweeps", n_topics)
+    grid, block = launch.per_thread(theta.shape[0], "summed_t_sweeps", n_topics)
     _launch("summed_t_sweeps", grid, block, indptr, indices, _f32("data", data),
             _f32("doc_topic", theta), _f32("topic_word_t", phi_t), np.float64(n_samples),
             np.float64(prior_scale), np.float64(doc_topic_prior),
@@ -342,7 +317,7 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     counts = xp.bincount(xp.asarray(indices), weights=xp.asarray(data, dtype=xp.float64),
                          minlength=n_words)
     n_topics = theta.shape[1]
-    grid, block = _per_thread_grid(n_words, "summed_p_sweep", n_topics)
+    grid, block = launch.per_thread(n_words, "summed_p_sweep", n_topics)
     _launch("summed_p_sweep", grid, block, col_ptr, col_doc, col_nz, _f32("ratio", ratio),
             counts, _f32("doc_topic", theta), _f32("topic_word_t", phi_t),
             np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max),
