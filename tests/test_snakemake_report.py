@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from same.report.captions import CAPTION_NOTES, FIGURE_CLAIMS
 from same.report.figures import figure_caption
 from same.report.overview import (
     OUTCOME_COLORS,
@@ -22,6 +23,7 @@ from same.report.overview import (
     verdict_column,
     verdict_grid,
 )
+from same.report.paper import CLAIMS
 from same.report.verdicts import Outcome, Verdict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +33,9 @@ REPORT_RULES = {"fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2
                 "table2", "claims", "tuning"} | {
     f"{t}_page" for t in ("table1", "time_to_quality", "table2", "tuning", "scale_study",
                           "topic_recovery", "claims")}  # each table's and claims' HTML page
+#: The rules that draw a figure (the rest of REPORT_RULES make tables and pages).
+FIGURE_RULES = {"fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
+                "prior_scale", "sensitivity", "scale_study"}
 
 # Prints, as one JSON line, the workflow as Snakemake parses it: its localrules, and per rule
 # the output patterns marked with report() and the path of each one's caption file.
@@ -162,9 +167,12 @@ def test_verdict_grid_columns_are_dataset_scale_then_further_axes():
           Verdict("C1", "nips", Outcome.NOT_REPRODUCED, ("x",))]
     claims, columns, cells = verdict_grid(vs, scales)
     assert claims == [("C1", None), ("C2", None), ("C9", None), ("C10", None)]
-    assert columns == ["kos\n0.0912 tok/param", "nips\n1.5 tok/param", "across datasets"]
+    # no verdict carries a metric or configuration: a column per dataset, C9 across them all
+    assert columns == ["kos\n0.0912 tok/param", "nips\n1.5 tok/param"]
     assert cells[(0, 1)].outcome is Outcome.NOT_REPRODUCED and (0, 0) not in cells
-    assert cells[(2, 2)].claim == "C9"
+    assert cells[(2, 0)].claim == cells[(2, 1)].claim == "C9"
+    _, alone, _ = verdict_grid([vs[1]], scales)  # nothing to span: a column of its own
+    assert alone == ["across datasets"]
     assert verdict_column(vs[0]) == "kos"  # scale unknown
     more = _AxisVerdict("C1", "kos", Outcome.PARTLY, ("x",), metric="left-to-right",
                         configuration="GPU")
@@ -184,6 +192,40 @@ def test_verdict_grid_columns_are_dataset_scale_then_further_axes():
     assert cells[(0, 0)].outcome is Outcome.PARTLY and cells[(1, 0)].outcome is Outcome.REPRODUCED
 
 
+def test_verdicts_without_axes_fill_their_columns_instead_of_opening_sparse_ones():
+    """Issue 39: a claim judged once per dataset (C6) fills its dataset's columns and a
+    cross-dataset claim (C9) every column, so no column holds one claim only; a dataset with
+    no column of its own still gets one."""
+    scales = {"kos": {"tokens_per_parameter": 1.0}, "nips": {"tokens_per_parameter": 2.0}}
+    per_metric = [_AxisVerdict("C1", d, Outcome.PARTLY, ("x",), metric=m)
+                  for d in ("kos", "nips") for m in ("document completion", "left-to-right")]
+    c6 = Verdict("C6", "kos", Outcome.NOT_TESTABLE, ("x",))
+    c9 = Verdict("C9", None, Outcome.REPRODUCED, ("x",))
+    lone = Verdict("C6", "enron", Outcome.PARTLY, ("x",))
+    claims, columns, cells = verdict_grid([*per_metric, c6, c9, lone], scales)
+    assert len(columns) == 5 and columns[-1] == "enron"
+    assert claims == [("C1", None), ("C6", None), ("C9", None)]
+    kos_cols = [j for j, c in enumerate(columns) if c.startswith("kos")]
+    assert len(kos_cols) == 2
+    assert [j for (i, j), v in cells.items() if v is c6] == kos_cols
+    assert sorted(j for (i, j), v in cells.items() if v is c9) == [0, 1, 2, 3, 4]
+    assert [j for (i, j), v in cells.items() if v is lone] == [4]
+    # every column holds the verdicts of more than one claim
+    for j in range(len(columns)):
+        assert len({cells[k].claim for k in cells if k[1] == j}) > 1, columns[j]
+    # the figure draws one cell per run of the same verdict, naming what it spans
+    from same.report.overview import _outcome_text, _row_label, _runs
+
+    row = [cells.get((1, j)) for j in range(len(columns))]
+    assert _runs(row) == [(0, 2), (2, 1), (3, 1), (4, 1)]
+    assert _outcome_text(c9, spans=True).endswith("(across datasets)")
+    # the claim's whole statement, wrapped, never shortened
+    title = "larger m converges better per pass; little gain beyond m = 100"
+    label = _row_label("C7", title, "gensim")
+    assert " ".join(label.split()) == f"C7 {title} VB: gensim" and "…" not in label
+    assert max(len(line) for line in label.splitlines()) <= 52
+
+
 def test_every_outcome_has_a_colour_and_the_overview_is_drawn(tmp_path):
     assert set(OUTCOME_COLORS) == {o.value for o in Outcome}
     vs = [Verdict(f"C{i}", d, o, ("x",)) for i, o in enumerate(Outcome, 1) for d in ("kos", "nips")]
@@ -192,8 +234,8 @@ def test_every_outcome_has_a_colour_and_the_overview_is_drawn(tmp_path):
     fig_verdict_overview(vs, outs, "kos + nips, K=64", {"kos": {"tokens_per_parameter": 0.1}})
     assert all(p.stat().st_size > 1000 for p in outs)
     assert figure_caption("verdict_overview", "S").startswith("S; rows: the paper's claims")
-    assert figure_caption("fig2a_m", "S") == "S"
-    assert figure_caption("fig1_passes", "S").startswith("S; rows: as published")
+    assert figure_caption("fig2a_m", "S").startswith("S; SAME's held-out ll after each pass")
+    assert figure_caption("fig1_passes", "S").startswith("S; held-out ll of the main")
 
 
 def test_report_rules_are_local_and_declared():
@@ -391,6 +433,15 @@ def test_captions_name_the_seeds_and_m_of_the_runs_each_figure_reads(committed_r
         said_m = (f"SAME m={m[0]:g} " if len(m) == 1 else
                   "SAME m ∈ {" + ", ".join(f"{x:g}" for x in m) + "}")
         assert said_m in text, (rule, said_m, text)
+        # what it shows: its own note; a band over seeds exactly where it reads several seeds
+        assert CAPTION_NOTES[rule] in text, rule
+        if rule in FIGURE_RULES:
+            assert ("min–max over seeds" in text) == (len(seeds) > 1), (rule, seeds, text)
+            assert ("one seed" in text) == (len(seeds) == 1), (rule, seeds, text)
+        # and the claims it bears on, each with its statement; none where no verdict reads it
+        for claim in FIGURE_CLAIMS.get(rule, ()):
+            assert f"{claim} {CLAIMS[claim][0]}" in text, (rule, claim)
+        assert ("Bears on" in text) == (rule in FIGURE_CLAIMS), rule
         checked.append(rule)
-    assert {"fig1_passes", "fig1c_samples", "fig2a_m", "table2", "prior_scale",
-            "sensitivity", "tuning", "table1"} <= set(checked), checked
+    assert FIGURE_RULES | {"table1", "table2", "time_to_quality", "tuning"} <= set(checked), \
+        checked

@@ -7,51 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..outputs import check_target, figure_kind, write_file
+from .captions import figure_caption
 from .paper import METHOD_NAMES
 from .traces import configuration_frame, configurations, first_seed, test_traces
 from .verdicts import METRICS
 
-__all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_variants", "fig_schedules",
-           "fig_sensitivity", "figure_caption", "COLORS"]
+__all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_sweep", "fig_variants",
+           "fig_schedules", "fig_sensitivity", "figure_caption", "COLORS", "VARIANT_STYLES"]
 
 COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "C4",
           "sklearn_batch": "C5", "cgs": "C3"}
-
-#: What a figure's caption adds to the workflow's setting (the rest of the figures: nothing).
-CAPTION_NOTES = {
-    "sensitivity": "; scored on validation documents (a share of the training "
-                   "documents, never test documents), trained on the rest; the main setting is "
-                   "drawn thick. Sensitivity only: settings are chosen by the tuning grid "
-                   "(tuning.md).",
-    "fig1_passes": "; rows: as published (the paper's / each library's defaults) and tuned "
-                   "(each method's step sizes chosen on validation documents, tuning.md; VB "
-                   "batch and CGS have none: the same runs)",
-    "fig1_seconds": "; rows: as published and tuned (as fig1_passes); lines: each method's "
-                    "held-out ll at each checkpoint, mean over seeds, drawn at the seeds' mean "
-                    "training seconds (evaluation excluded; log scale), band: min–max over "
-                    "seeds; last column: training seconds per pass (CGS: per Gibbs iteration), "
-                    "each seed's median over the passes after the first, median over seeds "
-                    "(whiskers: min–max over seeds), labelled with the implementation timed. "
-                    "Bears on C2, C4 and C5 (speed). Seconds are wall time on the machine that "
-                    "ran the workflow, shared by the jobs it ran at once (the quick profile: one "
-                    "2-core machine, two 1-thread jobs at a time); only the m sweep and the "
-                    "scaling benchmark hold it alone",
-    "tuning": "; every configuration trained without the validation documents and scored on "
-              "them, final ll",
-    "verdict_overview": "; rows: the paper's claims, columns: each dataset at its training "
-                        "tokens per φ parameter (claims judged across datasets last); * a "
-                        "qualified verdict (claims.md says how).",
-}
-
-
-def figure_caption(name: str, setting: str) -> str:
-    """The caption of figure (or table) ``name``: the workflow's setting and the figure's note.
-
-    The one source of a caption's text: the figure draws it under the plot and the workflow
-    passes it to ``snakemake --report`` (a rule's ``params.caption``, workflow/report/*.rst).
-    """
-    return setting + CAPTION_NOTES.get(name, "")
-
 
 def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
     """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.outputs`'s rules:
@@ -67,7 +32,7 @@ def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
             f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta), kind)
 
 
-def _band(ax, df, x, label, color, style="-", y="ll", at=None):
+def _band(ax, df, x, label, color, style="-", y="ll", at=None, marker="o"):
     """Mean over seeds with a min–max band of column ``y``, at each value of ``x``; ``at``: a
     column plotted as the x coordinate instead, its mean over seeds at each ``x`` (e.g. x =
     pass, at = train_seconds: each checkpoint at the seeds' mean seconds)."""
@@ -76,7 +41,8 @@ def _band(ax, df, x, label, color, style="-", y="ll", at=None):
     xs = g[at].mean().to_numpy() if at else mean.index
     n = df["seed"].nunique()
     ax.plot(xs, mean.values, style, color=color,
-            label=label + (f" (mean of {n} seeds)" if n > 1 else ""), marker="o", ms=2.5)
+            label=label + (f" (mean of {n} seeds)" if n > 1 else ""), marker=marker,
+            ms=2.5 if marker == "o" else 3.5)
     if n > 1:
         ax.fill_between(xs, lo.values, hi.values, color=color, alpha=0.2, lw=0)
 
@@ -94,7 +60,7 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
     panel per held-out metric of ``metrics`` (trace columns, :data:`~.verdicts.METRICS`),
     side by side with the same x axis; ``rows`` stacks such rows of panels.
 
-    series : iterable of (DataFrame rows of one run label, legend name, color)
+    series : iterable of (DataFrame rows of one run label, legend name, color[, marker])
     hline : optional (legend name, color, {metric: ll}) reference line
     rows : optional list of (row name, series, hline), one row of panels each (e.g. the
         configurations as published and tuned), all panels of a column sharing the y axis
@@ -114,9 +80,9 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
     heading = f"{_dataset_title(df, caption)}: {title}"
     for (row_name, row_series, row_hline), ax_row in zip(rows, axes):
         for ax, metric in zip(ax_row, metrics):
-            for d, name, color in row_series:
+            for d, name, color, *marker in row_series:
                 if not d.empty:
-                    _band(ax, d, x, name, color, y=metric)
+                    _band(ax, d, x, name, color, y=metric, marker=(marker or ["o"])[0])
             if row_hline is not None:
                 ax.axhline(row_hline[2][metric], color=row_hline[1], ls=":", lw=1,
                            label=row_hline[0])
@@ -174,40 +140,60 @@ def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
         if not d.empty and d["method"].iloc[0] == "cgs":
             d["samples_per_word"] = d["iteration"]
         series.append((d, name, color))
-    _plot(df, outputs, caption, series, x="samples_per_word", log_x=True, metrics=tuple(METRICS),
+    _plot(df, outputs, figure_caption("fig1c_samples", caption), series, x="samples_per_word",
+          log_x=True, metrics=tuple(METRICS),
           xlabel="samples per word (SAME: m × passes; CGS: iterations)",
           title="convergence per sample")
 
 
-def fig_m(df, outputs, caption: str, runs: dict) -> None:
-    """fig2a: ll vs passes for each m (runs: m → label), mean over seeds with a band."""
-    import matplotlib
+#: Colour and marker of each SAME variant of a sweep (m values, schedules), in order: a
+#: qualitative palette (ColorBrewer Dark2) whose neighbours differ in hue and marker both.
+VARIANT_STYLES = (("#1b9e77", "o"), ("#d95f02", "s"), ("#7570b3", "^"), ("#e7298a", "D"),
+                  ("#66a61e", "v"), ("#e6ab02", "P"), ("#a6761d", "X"), ("#666666", "*"))
 
-    cmap = matplotlib.colormaps["viridis"]
-    series = [(df[df["label"] == label], f"m = {m:g}",
-               cmap(i / max(len(runs) - 1, 1))) for i, (m, label) in enumerate(sorted(runs.items()))]
-    _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
-          title="effect of the number of samples m")
+
+def fig_sweep(df, outputs, caption: str, runs: dict, name: str, title: str,
+              all_seeds: bool = True, metrics=tuple(METRICS)) -> None:
+    """ll vs passes for each variant of SAME (runs: legend name → label), a row per
+    configuration the traces hold (as published; tuned, where the runs have tuned twins), a
+    column per held-out metric of ``metrics``: the mean over seeds with a min–max band, or
+    (``all_seeds`` false) the first seed.
+
+    name : the figure's name (its caption: :func:`~.captions.figure_caption`)
+    """
+    from ..tuning import CONFIGURATIONS
+
+    pick = (lambda d: d) if all_seeds else first_seed
+    rows = []
+    for c in configurations(df):
+        d = configuration_frame(df, c)
+        series = [(pick(d[d["label"] == label]), legend, *VARIANT_STYLES[i % 8])
+                  for i, (legend, label) in enumerate(runs.items())]
+        rows.append((CONFIGURATIONS[c], series, None))
+    _plot(df, outputs, figure_caption(name, caption), None, x="pass", metrics=metrics,
+          xlabel="passes over the training documents", title=title,
+          rows=rows if len(rows) > 1 else [("", rows[0][1], None)])
+
+
+def fig_m(df, outputs, caption: str, runs: dict) -> None:
+    """fig2a: ll vs passes for each m (runs: m → label), mean over seeds with a band, a column
+    per held-out metric, a row per configuration."""
+    fig_sweep(df, outputs, caption, {f"m = {m:g}": label for m, label in sorted(runs.items())},
+              "fig2a_m", "effect of the number of samples m")
 
 
 def fig_variants(df, outputs, caption: str, runs: dict, title: str,
-                 all_seeds: bool = False) -> None:
-    """ll vs passes for variants of SAME (runs: legend name → label): the first seed, or
-    (``all_seeds``) the mean over seeds with a min–max band.
-
-    fig2b (annealing schedules of m, all seeds) and the prior-scale comparison use it.
-    """
-    pick = (lambda d: d) if all_seeds else first_seed
-    series = [(pick(df[df["label"] == label]), name, f"C{i}")
-              for i, (name, label) in enumerate(runs.items())]
-    _plot(df, outputs, caption, series, x="pass", xlabel="passes over the training documents",
-          title=title)
+                 name: str = "prior_scale") -> None:
+    """ll vs passes for variants of SAME (runs: legend name → label), the first seed, under
+    document completion: the prior-scale comparison."""
+    fig_sweep(df, outputs, caption, runs, name, title, all_seeds=False, metrics=("ll",))
 
 
 def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
-    """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label)."""
-    fig_variants(df, outputs, caption, runs, "annealing schedules of m (same mean m)",
-                 all_seeds=True)
+    """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label), mean over
+    seeds with a band, a column per held-out metric, a row per configuration."""
+    fig_sweep(df, outputs, caption, runs, "fig2b_anneal",
+              "annealing schedules of m (same mean m)")
 
 
 def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dict]:

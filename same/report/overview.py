@@ -53,14 +53,41 @@ def _claim_order(claim: str):
 
 def verdict_grid(verdicts, scales: dict | None = None):
     """(rows: claim ids, columns: column labels, {(row, column): verdict}) of the overview;
-    columns in the verdicts' order, cross-dataset columns last."""
+    columns in the verdicts' order, cross-dataset columns last.
+
+    A verdict that carries none of :data:`COLUMN_AXES` (e.g. C6, judged once per dataset) fills
+    every column of its dataset, and a cross-dataset verdict (C9) every column, rather than
+    opening a column of its own that only it would fill; each gets a column of its own only
+    where there is no such column to fill. The same verdict then sits in several cells of its
+    row, which the figure draws as one.
+    """
     claims = sorted({_row(v) for v in verdicts}, key=lambda r: (_claim_order(r[0]), r[1] or ""))
     ordered = ([v for v in verdicts if v.dataset is not None]
                + [v for v in verdicts if v.dataset is None])
-    columns = list(dict.fromkeys(verdict_column(v, scales) for v in ordered))
-    cells = {(claims.index(_row(v)), columns.index(verdict_column(v, scales))): v
-             for v in ordered}
+    columns = list(dict.fromkeys(verdict_column(v, scales) for v in ordered if _has_axes(v)))
+    of_dataset = {c: v.dataset for v in ordered if _has_axes(v)
+                  for c in [verdict_column(v, scales)]}
+    for v in ordered:
+        if not _has_axes(v) and not _span(v, of_dataset):
+            columns.append(verdict_column(v, scales))
+            of_dataset[columns[-1]] = v.dataset
+    cells = {}
+    for v in ordered:
+        span = [verdict_column(v, scales)] if _has_axes(v) else (
+            _span(v, of_dataset) or [verdict_column(v, scales)])
+        for column in span:
+            cells[(claims.index(_row(v)), columns.index(column))] = v
     return claims, columns, cells
+
+
+def _has_axes(v) -> bool:
+    return any(getattr(v, axis, None) for axis in COLUMN_AXES)
+
+
+def _span(v, of_dataset: dict) -> list[str]:
+    """The columns (of verdicts with axes) a verdict without axes fills: its dataset's, or every
+    dataset's for a cross-dataset verdict."""
+    return [c for c, d in of_dataset.items() if d is not None and v.dataset in (None, d)]
 
 
 def _row(v) -> tuple[str, str | None]:
@@ -68,9 +95,34 @@ def _row(v) -> tuple[str, str | None]:
     return v.claim, getattr(v, "vb", None)
 
 
-def _outcome_text(v) -> str:
+def _outcome_text(v, spans: bool = False) -> str:
+    """A cell's text: the outcome (* when qualified); a cell spanning columns says what it
+    spans (its dataset's columns, or every dataset's)."""
     outcome = getattr(v.outcome, "value", str(v.outcome))
-    return outcome.replace(" ", "\n", 1) + (" *" if getattr(v, "qualifiers", ()) else "")
+    text = (outcome if spans else outcome.replace(" ", "\n", 1)) + (
+        " *" if getattr(v, "qualifiers", ()) else "")
+    if spans:
+        text += ("\n(across datasets)" if v.dataset is None
+                 else f"\n({v.dataset}: one verdict, no metric or configuration)")
+    return text
+
+
+def _runs(row: list) -> list[tuple[int, int]]:
+    """(first column, width) of each run of cells in a row holding the same verdict (or none)."""
+    runs = []
+    for j, v in enumerate(row):
+        if runs and v is not None and row[runs[-1][0]] is v:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((j, 1))
+    return runs
+
+
+def _row_label(claim: str, title: str, vb: str | None) -> str:
+    """A row's label: the claim's id and its whole statement, wrapped, and the VB
+    implementation it was judged against, if any."""
+    text = textwrap.fill(f"{claim}  {title}", 52, break_on_hyphens=False)
+    return text + (f"\nVB: {vb}" if vb else "")
 
 
 def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = None) -> None:
@@ -87,18 +139,18 @@ def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = 
     from matplotlib.patches import Patch, Rectangle
 
     claims, columns, cells = verdict_grid(verdicts, scales)
-    fig, ax = plt.subplots(figsize=(4.2 + 1.55 * len(columns), 1.4 + 0.42 * len(claims)))
+    titles = {v.claim: getattr(v, "title", "") for v in verdicts}
+    rows = [_row_label(c, titles[c], vb) for c, vb in claims]
+    height = max(0.6, 0.16 * max(r.count("\n") + 1 for r in rows) + 0.12)
+    fig, ax = plt.subplots(figsize=(5.2 + 1.55 * len(columns), 1.6 + height * len(claims)))
     for i in range(len(claims)):
-        for j in range(len(columns)):
+        for j, width in _runs([cells.get((i, j)) for j in range(len(columns))]):
             v = cells.get((i, j))
             color = "#f4f4f4" if v is None else OUTCOME_COLORS.get(
                 getattr(v.outcome, "value", None), "white")
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white", lw=2))
-            ax.text(j + 0.5, i + 0.5, "—" if v is None else _outcome_text(v), ha="center",
-                    va="center", fontsize=6.5)
-    titles = {v.claim: getattr(v, "title", "") for v in verdicts}
-    rows = [f"{c}  {textwrap.shorten(titles[c], 40 if vb else 48, placeholder='…')}"
-            + (f" · VB: {vb}" if vb else "") for c, vb in claims]
+            ax.add_patch(Rectangle((j, i), width, 1, facecolor=color, edgecolor="white", lw=2))
+            text = "—" if v is None else _outcome_text(v, spans=width > 1)
+            ax.text(j + width / 2, i + 0.5, text, ha="center", va="center", fontsize=6.5)
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(claims), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=7)

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .captions import figure_caption
 from .figures import COLORS, _save
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .tables import write_table
@@ -145,42 +146,57 @@ def study_findings(rows: list[dict]) -> dict:
 
 def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None) -> None:
     """The study's figure: a panel per held-out metric (``panels``: [(metric, rows,
-    findings)]), each method's final ll minus the best VB's against tokens per φ parameter."""
+    findings)]), each method's final ll minus the best VB's against tokens per φ parameter;
+    one legend for the methods, K and training fractions, each panel's marks under it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), 4.6), squeeze=False)
-    fig.text(0.01, -0.02, caption, ha="left", va="top", fontsize=7, wrap=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), 5.4), squeeze=False)
+    fig.text(0.01, -0.06, caption, ha="left", va="top", fontsize=7, wrap=True)
     for ax, (metric, rows, findings) in zip(axes[0], panels):
-        _study_panel(ax, rows, findings, main_scale)
+        handles = _study_panel(ax, rows, findings, main_scale)
         ax.set_title(METRICS[metric], fontsize=10)
     fig.suptitle(f"{dataset}: which method wins at which scale")
     fig.tight_layout()
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.55), fontsize=8,
+               frameon=False)
     _save(fig, outputs)
     plt.close(fig)
 
 
-def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> None:
+#: Line style of each K of the study (lines join a method's points at one K) and marker of
+#: each training fraction, in ascending order.
+_K_STYLES = ("-", "--", ":", "-.")
+_FRACTION_MARKERS = ("v", "s", "D", "o")
+
+
+def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> list:
+    """One metric's panel; returns the legend handles of the methods, K and fractions.
+
+    A line joins one method's points at one K (more training documents, same K); the
+    marker gives the training fraction. Vertical marks (crossovers, the main comparison, the
+    paper's NYTimes scale) are named in the panel's own legend under it.
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     x = np.array([r["tokens_per_parameter"] for r in rows])
-    fractions = sorted({r["train_fraction"] for r in rows}, reverse=True)
-    styles = ["-", "--", ":", "-."]
-    for m in (m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]):
-        for i, f in enumerate(fractions):  # one line per training fraction, across K
-            pts = [(r["tokens_per_parameter"], r[f"{m}_minus_best_vb"]) for r in rows
-                   if r["train_fraction"] == f and r[f"{m}_minus_best_vb"] is not None]
+    ks = sorted({r["n_topics"] for r in rows})
+    fractions = sorted({r["train_fraction"] for r in rows})
+    marker = {f: _FRACTION_MARKERS[i % 4] for i, f in enumerate(fractions)}
+    methods = [m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]]
+    for m in methods:
+        for i, k in enumerate(ks):
+            pts = sorted((r["tokens_per_parameter"], r[f"{m}_minus_best_vb"], r["train_fraction"])
+                         for r in rows if r["n_topics"] == k
+                         and r[f"{m}_minus_best_vb"] is not None)
             if pts:
-                px, py = zip(*pts)
-                ax.plot(px, py, styles[i % 4], marker="o", ms=3.5, color=COLORS[m],
-                        label=METHOD_NAMES[m] if i == 0 else None)
-    for i, f in enumerate(fractions):
-        ax.plot([], [], styles[i % 4], color="0.3", label=f"training fraction {f:g} (across K)")
-    for r in rows:
-        if r["same_minus_best_vb"] is not None:
-            ax.annotate(f"K{r['n_topics']}·{r['train_fraction']:g}", (r["tokens_per_parameter"],
-                        r["same_minus_best_vb"]), fontsize=5.5, color=COLORS["same"],
-                        xytext=(2, 3), textcoords="offset points")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], _K_STYLES[i % 4],
+                        color=COLORS[m], lw=1.3)
+                for px, py, f in pts:
+                    ax.plot(px, py, marker[f], color=COLORS[m], ms=5)
     ax.axhline(0, color="0.5", lw=0.8)
     marks = [("vb_batch", "SAME overtakes VB batch", "C2"),
              ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS", "C3")]
@@ -196,10 +212,20 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> None:
     if x.min() <= nyt <= x.max() * 1.5:
         ax.axvline(nyt, color="0.4", ls="-.", lw=1, label=f"paper's NYTimes, K=256 ({nyt:g})")
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("training tokens per φ parameter, N_train / (K · W)  (log scale)")
     ax.set_ylabel("final held-out ll − best VB's (nats/token)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+                  frameon=False)
+    return ([Line2D([], [], color=COLORS[m], lw=2, label=METHOD_NAMES[m]) for m in methods]
+            + [Line2D([], [], color="0.3", ls=_K_STYLES[i % 4], label=f"K = {k} (a line per K)")
+               for i, k in enumerate(ks)]
+            + [Line2D([], [], color="0.3", ls="", marker=marker[f],
+                      label=f"training fraction {f:g}") for f in fractions])
 
 
 def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
@@ -220,7 +246,8 @@ def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
         words = float(df["n_words"].iloc[0])
         main_scale = full[0]["n_train_tokens"] / (main_n_topics * words)
     dataset = str(df["dataset"].iloc[0])
-    _plot_study(panels, figure_outputs, setting, dataset, main_scale)
+    _plot_study(panels, figure_outputs, figure_caption("scale_study", setting), dataset,
+                main_scale)
     notes = [setting,
              "ll columns: final held-out ll (nats/token) of each method at that point, under "
              "the row's metric; *_minus_best_vb: difference to the better of VB online and VB "

@@ -85,7 +85,7 @@ rule fig1c_samples:
 
 rule fig2a_m:
     input:
-        traces=lambda wc: traces(wc.dataset, list(m_sweep_labels(config).values())),
+        traces=lambda wc: traces(wc.dataset, with_twins(m_sweep_labels(config).values())),
     output:
         figure_files("fig2a_m"),
     params:
@@ -105,7 +105,7 @@ rule fig2a_m:
 
 rule fig2b_anneal:
     input:
-        traces=lambda wc: traces(wc.dataset, list(schedule_labels(config).values())),
+        traces=lambda wc: traces(wc.dataset, with_twins(schedule_labels(config).values())),
     output:
         figure_files("fig2b_anneal"),
     params:

@@ -25,7 +25,7 @@ elif rule == "fig2b_anneal":
     report.fig_schedules(df, smk.output, caption, dict(smk.params.runs))
 elif rule == "prior_scale":
     report.fig_variants(df, smk.output, caption, dict(smk.params.runs),
-                        "prior scale s in θ = T/s + α, φ̂ = P/s + β")
+                        "counts against the priors α, β (prior_scale)")
 elif rule == "table1":
     report.table1(df, smk.output.csv, smk.output.md, caption)
 elif rule == "time_to_quality":

@@ -1,0 +1,109 @@
+"""Captions of the figures and tables: what is plotted, what every line, band and bar means,
+which claims each bears on, after the setting of the runs it reads.
+
+The one source of a caption's text: each figure draws :func:`figure_caption` under its plot and
+the workflow passes the same text to ``snakemake --report`` (a rule's ``params.caption``,
+workflow/report/caption.rst).
+"""
+
+from __future__ import annotations
+
+from .paper import CLAIMS
+
+__all__ = ["figure_caption", "CAPTION_NOTES", "FIGURE_CLAIMS", "BAND", "bears_on"]
+
+#: The claims (same.report.paper.CLAIMS) whose verdicts read what each figure or table shows;
+#: a name absent here bears on no verdict (its caption says what it is for instead).
+FIGURE_CLAIMS = {
+    "fig1_passes": ("C1", "C2"),
+    "fig1_seconds": ("C2", "C4", "C5"),
+    "fig1c_samples": ("C3",),
+    "fig2a_m": ("C7",),
+    "fig2b_anneal": ("C8",),
+    "scale_study": ("C1", "C3"),
+    "table1": ("C2", "C4", "C5"),
+    "time_to_quality": ("C4", "C5"),
+    "table2": ("C6",),
+}
+
+#: What a line and its shaded band are, in a figure that reads several seeds.
+BAND = "lines: mean over seeds, shaded band: min–max over seeds"
+_PER_ESTIMATOR = ("a column per held-out estimator (document completion, left-to-right, the "
+                  "paper's metric), each claim being judged under each")
+_CONFIGURATIONS = ("rows: as published (the paper's / each library's defaults) and tuned (step "
+                   "sizes chosen on validation documents, tuning.md; runs without a tuning "
+                   "grid serve both)")
+
+
+def bears_on(name: str) -> str:
+    """The caption's sentence naming the claims figure or table ``name`` bears on, each with
+    its statement (same.report.paper.CLAIMS)."""
+    claims = FIGURE_CLAIMS.get(name, ())
+    if not claims:
+        return ""
+    ids = ", ".join(claims[:-1]) + (" and " if len(claims) > 1 else "") + claims[-1]
+    return f" Bears on {ids}: " + "; ".join(f"{c} {CLAIMS[c][0]}" for c in claims) + "."
+
+
+#: What each figure's or table's caption says after the workflow's setting.
+CAPTION_NOTES = {
+    "fig1_passes": f"; held-out ll of the main comparison after each pass (CGS: iteration); "
+                   f"{BAND}; dotted: CGS's ll after its last iteration; {_PER_ESTIMATOR}; "
+                   f"{_CONFIGURATIONS}.",
+    "fig1_seconds": "; rows: as published and tuned (as fig1_passes); lines: each method's "
+                    "held-out ll at each checkpoint, mean over seeds, drawn at the seeds' mean "
+                    "training seconds (evaluation excluded; log scale), band: min–max over "
+                    "seeds; last column: training seconds per pass (CGS: per Gibbs iteration), "
+                    "each seed's median over the passes after the first, median over seeds "
+                    "(whiskers: min–max over seeds), labelled with the implementation timed. "
+                    "Seconds are wall time on the machine that ran the workflow, shared by the "
+                    "jobs it ran at once (the quick profile: one 2-core machine, two 1-thread "
+                    "jobs at a time); only the m sweep and the scaling benchmark hold it alone.",
+    "fig1c_samples": "; held-out ll against samples drawn per word (SAME: m × passes; CGS: "
+                     "iterations; log scale) for SAME at the main m, SAME at m = 1 and CGS, "
+                     f"one seed, so no band; {_PER_ESTIMATOR}.",
+    "fig2a_m": f"; SAME's held-out ll after each pass for each number of samples m; {BAND}; "
+               f"{_PER_ESTIMATOR}; {_CONFIGURATIONS}. Seconds per pass of the same runs: "
+               "table2.",
+    "fig2b_anneal": f"; SAME's held-out ll after each pass under each annealing schedule of m "
+                    f"(the same mean m; constant is the main run); {BAND}; {_PER_ESTIMATOR}; "
+                    f"{_CONFIGURATIONS}.",
+    "prior_scale": "; SAME's held-out ll after each pass with the counts scaled against the "
+                   "priors α, β as BIDMach does and as the paper writes (the legend gives θ "
+                   "and φ̂ of each), one seed, so no band. No verdict reads it: claims.md lists "
+                   "both final lls under C1, to show what the choice moves.",
+    "sensitivity": "; SAME's validation ll after each pass as one parameter at a time moves "
+                   "from the main setting (one panel per parameter), one seed; scored on "
+                   "validation documents (a share of the training documents, never test "
+                   "documents), trained on the rest; the main setting is drawn thick. "
+                   "Sensitivity only: settings are chosen by the tuning grid (tuning.md).",
+    "scale_study": "; each method's final held-out ll minus the better VB method's at each "
+                   "(K, training fraction) point of the study, one seed; a line joins one "
+                   "method's points at one K (more training documents), the marker gives the "
+                   "training fraction; vertical lines: where SAME overtakes VB batch or comes "
+                   "within ε of CGS for good, the main comparison's scale and the paper's "
+                   "NYTimes scale; a panel per held-out estimator.",
+    "table1": "; per method: seconds per pass (median over seeds of each seed's median), "
+              "seconds and passes to converge by the method's own rule and final ll (means "
+              "over seeds, the *_95 columns their 95% t half-widths), beside the paper's.",
+    "time_to_quality": "; training seconds until the held-out ll first reaches each target "
+                       "(the best final ll minus a margin), mean over seeds where every seed "
+                       "reaches it (the seeds columns: how many did).",
+    "table2": "; SAME's seconds per pass for each m (median over seeds, min and max beside), "
+              "its ratio to the smallest m's, beside the paper's.",
+    "tuning": "; every configuration trained without the validation documents and scored on "
+              "them, final ll",
+    "topic_recovery": "; how well each method's φ recovers the generating topics of the "
+                      "synthetic corpus, one seed.",
+    "verdict_overview": "; rows: the paper's claims, columns: each dataset at its training "
+                        "tokens per φ parameter, then the held-out estimator and the "
+                        "configuration (as published, tuned) each verdict was judged under; a "
+                        "claim judged once per dataset (C6) or across datasets (C9) fills the "
+                        "columns it covers; * a qualified verdict (claims.md says how).",
+}
+
+
+def figure_caption(name: str, setting: str) -> str:
+    """The caption of figure (or table) ``name``: the workflow's setting (the runs it reads:
+    seeds, m, sampler, configuration), what it shows, and the claims it bears on."""
+    return setting + CAPTION_NOTES.get(name, "") + bears_on(name)
