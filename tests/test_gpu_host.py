@@ -85,6 +85,40 @@ def test_device_batches_wait_for_the_copy_before_reading_a_block(cupy, corpus):
         assert ("wait", event, "null") in log[copy:i], "block read before its copy landed"
 
 
+def test_device_batches_stage_the_next_block_while_the_consumer_holds_this_one(
+        cupy, corpus, monkeypatch):
+    """Issue 40 item 5: block i+1's host staging (cut, cast, into pinned buffers) runs in a
+    producer thread while the consumer still holds block i. The consumer waits, holding
+    block i, for block i+1's staging to start: were staging done after the consumer asked
+    for the next block (serialised with compute), it would never start and the wait would
+    time out. The blocks are the host rows, in order, and no CUDA call leaves the
+    consumer's thread (the stand-in's log is written by the consumer only)."""
+    import threading
+
+    import same.backend as backend
+
+    started = {}
+    threads = set()
+    fill = backend._fill_pinned
+
+    def watched(X, a, b, views):
+        threads.add(threading.current_thread().name)
+        started.setdefault(a, threading.Event()).set()
+        fill(X, a, b, views)
+
+    monkeypatch.setattr(backend, "_fill_pinned", watched)
+    bounds = [(0, 30), (30, 75), (75, 120)]
+    main = threading.current_thread().name
+    for i, (a, b, blk) in enumerate(backend.DeviceBatches(corpus, bounds, cupy, np.float32)):
+        np.testing.assert_array_equal(blk.get().toarray(), corpus[a:b].toarray())
+        assert blk.data.dtype == np.float32 and blk.indices.dtype == np.int32
+        if i + 1 < len(bounds):
+            nxt = bounds[i + 1][0]
+            assert started.setdefault(nxt, threading.Event()).wait(timeout=30), \
+                f"block {i + 1} was not staged while block {i} was held"
+    assert threads and main not in threads, threads
+
+
 def test_a_step_synchronises_only_where_the_host_needs_a_result(cupy, corpus):
     """Perf: check_finite queues its checks on the device; a step's host reads are CuPy's
     CSR construction (indptr ends), the step's stream sync and one read of the checks."""
