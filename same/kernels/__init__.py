@@ -342,9 +342,12 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
         incnorm_t(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),
                   float(rho))
         return phi_t, row_total
-    dt = phi_t.dtype.type
-    hat = p_t / dt(prior_scale) + dt(topic_word_prior)
-    row_total[...] = (1 - rho) * row_total + rho * hat.sum(axis=0)
-    phi_t[...] = (1 - rho) * phi_t + rho * hat / row_total[None, :]
-    phi_t /= phi_t.sum(axis=0, keepdims=True)
+    # as cpu.incnorm_t: Σ_w P exact (int64), blend and normalisations in float64, φ stored in
+    # φᵀ's dtype after each (only the float64 sums' order differs)
+    f64, rho, s, beta = xp.float64, float(rho), float(prior_scale), float(topic_word_prior)
+    total = (1.0 - rho) * row_total.astype(f64) + rho * (
+        p_t.sum(axis=0, dtype=xp.int64) / s + phi_t.shape[0] * beta)
+    row_total[...] = total
+    phi_t[...] = (1.0 - rho) * phi_t.astype(f64) + rho * (p_t / s + beta) / total[None, :]
+    phi_t[...] = phi_t.astype(f64) / phi_t.sum(axis=0, dtype=f64)[None, :]
     return phi_t, row_total
