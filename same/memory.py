@@ -10,7 +10,8 @@ may still run out of memory.
 
 from __future__ import annotations
 
-__all__ = ["fit_memory_lower_bound", "check_fit_memory", "PHI_BYTES_PER_ENTRY"]
+__all__ = ["fit_memory_lower_bound", "device_memory_lower_bound", "check_fit_memory",
+           "PHI_BYTES_PER_ENTRY", "DEVICE_BYTES_PER_ENTRY"]
 
 #: Bytes per topic-word entry (K × W) that a method holds at once, at least, read off its
 #: code: SAME's initial φ (two float64 arrays: the draw and its product with the word
@@ -20,6 +21,20 @@ __all__ = ["fit_memory_lower_bound", "check_fit_memory", "PHI_BYTES_PER_ENTRY"]
 #: about six such arrays at its peak: results/bench/scale.json).
 PHI_BYTES_PER_ENTRY = {"same": 20, "cgs": 20, "vb_online": 40, "vb_batch": 40,
                        "sklearn_online": 32, "sklearn_batch": 32}
+
+
+#: Bytes per topic-word entry a SAME fit holds on the GPU at once, at least (cupy backend):
+#: φᵀ (float32), its IncNorm successor (float32, same.algorithm.incnorm_update) and the
+#: step's P counts (int32).
+DEVICE_BYTES_PER_ENTRY = 12
+
+
+def device_memory_lower_bound(n_topics: int, n_words: int, n_docs_kept: int = 0) -> int:
+    """Bytes a SAME fit on the GPU holds there at least: K × W × :data:`DEVICE_BYTES_PER_ENTRY`
+    plus θ (float32) of the ``n_docs_kept`` documents kept on the device (PubMed at K = 1024:
+    33.6 GB of θ alone)."""
+    return (int(n_topics) * int(n_words) * DEVICE_BYTES_PER_ENTRY
+            + int(n_docs_kept) * int(n_topics) * 4)
 
 
 def fit_memory_lower_bound(method: str, n_topics: int, n_words: int,
@@ -36,20 +51,24 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
     """Refuse a fit whose :func:`fit_memory_lower_bound` exceeds the memory available now
     (``psutil.virtual_memory().available``).  θ of ``n_docs_kept`` documents counts when
     :func:`same.backend.doc_topic_in_ram` says it is held in host RAM on backend ``xp``
-    (default NumPy).
+    (default NumPy).  On CuPy, SAME's :func:`device_memory_lower_bound` is compared with the
+    GPU's free memory (the driver's, plus what CuPy's pool holds free) first.
 
     Raises
     ------
     MemoryError
         One line naming K, W, the bound and what is available (integers of any size: no
-        float conversion).
+        float conversion), on the host or the GPU.
     """
     import numpy as np
     import psutil
 
     from .backend import doc_topic_in_ram
 
-    in_ram = doc_topic_in_ram(n_docs_kept, n_topics, np if xp is None else xp)
+    xp = np if xp is None else xp
+    if xp is not np and method == "same":
+        _check_device_memory(xp, n_topics, n_words, n_docs_kept)
+    in_ram = doc_topic_in_ram(n_docs_kept, n_topics, xp)
     n_docs_in_ram = n_docs_kept if in_ram else 0
     need = fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram)
     have = psutil.virtual_memory().available
@@ -61,6 +80,20 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
                           f"{int_text(n_words)} words: its φ arrays{theta} need at least "
                           f"{_gib(need)} GiB, more than the {_gib(have)} GiB available; use "
                           "fewer topics or a smaller vocabulary")
+
+
+def _check_device_memory(xp, n_topics: int, n_words: int, n_docs_kept: int) -> None:
+    """Refuse a SAME fit on CuPy whose device arrays exceed the GPU's free memory."""
+    from .textinput import int_text
+
+    need = device_memory_lower_bound(n_topics, n_words, n_docs_kept)
+    have = int(xp.cuda.runtime.memGetInfo()[0]) + int(xp.get_default_memory_pool().free_bytes())
+    if need > have:
+        theta = f" and θ of {int_text(n_docs_kept)} documents" if n_docs_kept else ""
+        raise MemoryError(f"same with n_components={int_text(n_topics)} × {int_text(n_words)} "
+                          f"words on the GPU: its φ arrays{theta} need at least {_gib(need)} "
+                          f"GiB of device memory, more than the {_gib(have)} GiB free; use "
+                          "fewer topics, a smaller vocabulary or keep_doc_topic=False")
 
 
 def _gib(n_bytes: int) -> str:

@@ -18,8 +18,12 @@ from .outputs import json_kind, write_text
 
 __all__ = ["code_fingerprint", "provenance", "write_json"]
 
-_PACKAGES = ("same-lda", "numpy", "scipy", "numba", "pyarrow", "pooch", "gensim", "tomotopy",
-             "snakemake", "cupy-cuda12x", "cupy-cuda13x")
+#: The distributions whose versions a record names, where installed: what computes a fit
+#: (core, baselines, and the GPU extras' CuPy, numba-cuda and CUDA toolkit) and the workflow
+#: (tests/test_provenance.py checks it covers them, read from pyproject.toml).
+_PACKAGES = ("same-lda", "numpy", "scipy", "numba", "scikit-learn", "pyarrow", "pooch",
+             "gensim", "tomotopy", "snakemake", "cupy", "cupy-cuda12x", "cupy-cuda13x",
+             "numba-cuda", "cuda-toolkit", "cuda-bindings")
 
 
 #: What "-dirty" is about: the code and workflow, not the results and figures they write.

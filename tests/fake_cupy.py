@@ -24,6 +24,9 @@ import scipy.sparse as sp
 
 #: (operation, detail) in the order they happened.
 LOG: list = []
+#: The device's free memory (``cupy.cuda.runtime.memGetInfo()[0]``) and what CuPy's pool holds
+#: free, in bytes: an 80 GiB device unless a test sets them (install() resets them).
+DEVICE_FREE, POOL_FREE = [80 * 2**30], [0]
 _SPARSE_DTYPES = tuple(np.dtype(t) for t in ("bool", "float32", "float64", "complex64",
                                               "complex128"))
 
@@ -142,6 +145,7 @@ def install(monkeypatch):
     """Install the stand-in for one test (``monkeypatch``: pytest's fixture); clears LOG and
     routes the stand-in's arrays to the CPU kernels."""
     LOG.clear()
+    DEVICE_FREE[0], POOL_FREE[0] = 80 * 2**30, 0
     cupy = types.ModuleType("cupy")
     for name in ("float32", "float64", "int32", "int64", "uint64", "bool_", "finfo", "iinfo",
                  "dtype", "newaxis"):
@@ -150,8 +154,10 @@ def install(monkeypatch):
     cupy.__getattr__ = lambda name: _device(getattr(np, name))
     cupy.asnumpy = lambda a, stream=None: a.get() if hasattr(a, "get") else np.asarray(a)
     cupy.cuda = types.SimpleNamespace(
-        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1), Stream=Stream, Event=Event,
-        get_current_stream=lambda: _NULL)
+        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1,
+                                      memGetInfo=lambda: (DEVICE_FREE[0], 80 * 2**30)),
+        Stream=Stream, Event=Event, get_current_stream=lambda: _NULL)
+    cupy.get_default_memory_pool = lambda: types.SimpleNamespace(free_bytes=lambda: POOL_FREE[0])
     cupyx = types.ModuleType("cupyx")
     cupyx.empty_pinned = lambda n, dtype: np.empty(n, dtype=dtype)
     sparse = types.ModuleType("cupyx.scipy.sparse")

@@ -131,6 +131,30 @@ def test_a_step_synchronises_only_where_the_host_needs_a_result(cupy, corpus):
     assert steps == 3 and per_step <= 6, syncs
 
 
+def test_a_fit_beyond_the_gpus_free_memory_is_refused_before_anything_is_allocated(cupy,
+                                                                                   corpus):
+    """Issue 40 item 7: on the cupy backend the memory check counts device memory: SAME's φᵀ,
+    its IncNorm successor and P (12 bytes per K × W entry) and θ of the kept documents,
+    against the driver's free memory plus what CuPy's pool holds free."""
+    from same.memory import DEVICE_BYTES_PER_ENTRY, device_memory_lower_bound
+
+    K, (D, W) = 8, corpus.shape
+    need = device_memory_lower_bound(K, W, D)
+    assert need == K * W * DEVICE_BYTES_PER_ENTRY + D * K * 4
+    fake_cupy.DEVICE_FREE[0], fake_cupy.POOL_FREE[0] = need // 2, need - need // 2 - 1
+    model = _model("cupy", n_components=K, keep_doc_topic=True)
+    with pytest.raises(MemoryError, match=(
+            rf"^same with n_components=8 × {W} words on the GPU: its φ arrays and θ of {D} "
+            r"documents need at least 0\.0 GiB of device memory, more than the 0\.0 GiB free; "
+            r"use fewer topics, a smaller vocabulary or keep_doc_topic=False$")):
+        model.fit(corpus)
+    assert not hasattr(model, "topic_word_")
+    fake_cupy.POOL_FREE[0] += 1  # exactly enough: the pool's free blocks count
+    _model("cupy", n_components=K, keep_doc_topic=True, max_iter=1).fit(corpus)
+    fake_cupy.DEVICE_FREE[0] = need - D * K * 4 - fake_cupy.POOL_FREE[0]  # θ not kept: fits
+    _model("cupy", n_components=K, keep_doc_topic=False, max_iter=1).fit(corpus)
+
+
 def test_non_finite_state_is_refused_after_the_step(cupy):
     from same import kernels
 
