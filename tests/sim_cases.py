@@ -108,6 +108,72 @@ def _summed(n_topics, m):
                                       f"{np.array_equal(p0, p1)}, {int(p0.sum())} events")
 
 
+def _chunked_reference(counts, theta, phi_t, m, keys, p_key, chunk):
+    """The summed sampler's T sweeps, ratios and P sweep with every document's and word's sum
+    taken in chunks of ``chunk`` terms (each in order, in float32, then added in order), the
+    draws by the CPU-compiled per-element functions: what the CUDA kernels compute."""
+    from same.kernels import POOL
+    from same.kernels import elements as el
+
+    indptr, indices, data = counts.indptr, counts.indices, counts.data
+    n_topics = theta.shape[1]
+    cum, guide = np.empty(n_topics), np.empty(n_topics, dtype=np.int64)
+    t_row = np.empty(n_topics, dtype=np.int32)
+
+    def chunked(terms):  # terms: list of (float32 r, float32 row)
+        acc = np.zeros(n_topics, dtype=np.float32)
+        for c in range(0, len(terms), chunk):
+            part = np.zeros(n_topics, dtype=np.float32)
+            for r, row in terms[c:c + chunk]:
+                part = part + np.float32(r) * row
+            acc = acc + part
+        return acc
+
+    for key in keys:
+        for d in range(theta.shape[0]):
+            js = range(indptr[d], indptr[d + 1])
+            acc = chunked([(el.ratio(data[j], el.dot_seq(theta[d], phi_t[indices[j]])),
+                            phi_t[indices[j]]) for j in js])
+            el.summed_t_draw(d, el.doc_tokens(d, indptr, data), acc, theta[d], m, 1.0, 0.1,
+                             np.uint64(key), POOL, cum, guide, t_row)
+    rows = np.repeat(np.arange(theta.shape[0]), np.diff(indptr))
+    ratio = np.array([el.ratio(data[j], el.dot_seq(theta[rows[j]], phi_t[indices[j]]))
+                      for j in range(counts.nnz)], dtype=np.float32)
+    P = np.zeros(phi_t.shape, dtype=np.int32)
+    word_counts = np.bincount(indices, weights=data.astype(np.float64), minlength=P.shape[0])
+    order = np.argsort(indices, kind="stable")
+    for w in range(P.shape[0]):
+        nz = order[indices[order] == w]
+        if nz.size:
+            acc = chunked([(ratio[j], theta[rows[j]]) for j in nz])
+            el.draw_nonzero(w, m * word_counts[w], m, acc, phi_t[w], np.uint64(p_key), POOL,
+                            cum, guide, P[w])
+    return theta, ratio, P
+
+
+def _summed_chunked(n_topics, m, chunk=3):
+    """Documents and words longer than a chunk: the kernels' sums grouped by chunk."""
+    counts, theta, phi_t = problem(7, 30, n_topics, seed=4)
+    before, klaunch.CHUNK = klaunch.CHUNK, chunk
+    try:
+        th = theta.copy()
+        ratio = np.empty(counts.nnz, dtype=np.float32)
+        P = np.empty(phi_t.shape, dtype=np.int32)
+        with kernels.cuda_on_host():
+            kernels.summed_t_sweeps(counts, th, phi_t, m, 1.0, 0.1, [11, 12], ratio)
+            kernels.summed_p_sweep(counts, ratio, th, phi_t, m, 13, P)
+    finally:
+        klaunch.CHUNK = before
+    t0, r0, p0 = _chunked_reference(counts, theta.copy(), phi_t, m, [11, 12], 13, chunk)
+    long_docs = int((np.diff(counts.indptr) > chunk).sum())
+    long_words = int((np.bincount(counts.indices, minlength=30) > chunk).sum())
+    ok = np.array_equal(t0, th) and np.array_equal(r0, ratio) and np.array_equal(p0, P)
+    return ok and long_docs > 0 and long_words > 0 and int(P.sum()) > 0, (
+        f"θ equal: {np.array_equal(t0, th)}, c/μ equal: {np.array_equal(r0, ratio)}, P equal: "
+        f"{np.array_equal(p0, P)}, {int(P.sum())} events; {long_docs} documents and "
+        f"{long_words} words longer than a chunk of {chunk}")
+
+
 class _nothing:
     def __enter__(self):
         return self
@@ -144,6 +210,8 @@ CASES = {
     "poisson_f64": lambda: _poisson(np.float64),
     "summed_k37_m100": lambda: _summed(37, 100.0),
     "summed_k5_m_below_1": lambda: _summed(5, 0.5),
+    "summed_chunked_k37": lambda: _summed_chunked(37, 100.0),
+    "summed_chunked_k5_m_below_1": lambda: _summed_chunked(5, 0.5, chunk=2),
     "samelda_fit": _fit,
     "samelda_fit_summed": lambda: _fit("summed"),
 }

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.gpu_sim
 HERE = Path(__file__).resolve().parent
 SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m_below_1",
              "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "poisson_f32", "poisson_f64",
-             "summed_k37_m100", "summed_k5_m_below_1", "samelda_fit", "samelda_fit_summed"]
+             "summed_k37_m100", "summed_k5_m_below_1", "summed_chunked_k37",
+             "summed_chunked_k5_m_below_1", "samelda_fit", "samelda_fit_summed"]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,8 @@ def ptx(request):
 
 
 @pytest.mark.parametrize("kernel", ["sddmm", "sample_accumulate", "poisson_dense",
-                                    "summed_t_sweeps", "summed_p_sweep"])
+                                    "summed_t_partial", "summed_t_draw", "summed_ratio",
+                                    "summed_p_partial", "summed_p_draw"])
 def test_kernel_compiles_to_ptx_and_assembles(ptx, kernel):
     from same.kernels.cuda import signatures
     from same.kernels.ptx import assemble
@@ -90,18 +92,23 @@ def test_kernel_stack_frames_are_small_for_every_k(ptx):
 
 
 def test_scratch_is_capped_whatever_k():
-    """The global scratch of every sampling launch stays within SCRATCH_BYTES for every
-    K ≤ MAX_TOPICS, with at least one block of threads."""
+    """The global scratch of the per-nonzero sampler stays within SCRATCH_BYTES for every
+    K ≤ MAX_TOPICS, unless that leaves fewer than MIN_BLOCKS blocks: then it is MIN_BLOCKS
+    blocks' worth; never below one block of threads or MIN_BLOCKS blocks (at enough work)."""
     import numpy as np
 
-    from same.kernels import cuda
+    from same.kernels import cuda, launch
 
-    for kernel, dtypes in cuda.SCRATCH.items():
+    for kernel, dtypes in launch.SCRATCH.items():
         per_topic = sum(np.dtype(d).itemsize for d in dtypes)
         for k in (1, 5, 64, 256, 1000, cuda.MAX_TOPICS):
-            n = cuda.scratch_threads(kernel, k)
-            assert n % cuda.THREADS == 0 and n >= cuda.THREADS
-            assert n * k * per_topic <= cuda.SCRATCH_BYTES, (kernel, k)
+            n = launch.scratch_threads(kernel, k)
+            assert n % launch.THREADS == 0 and n >= launch.THREADS
+            assert n * k * per_topic <= launch.SCRATCH_BYTES, (kernel, k)
+            grid, block = launch.sample_accumulate(10**9, k)
+            floor = launch.MIN_BLOCKS * launch.THREADS * k * per_topic
+            assert grid >= launch.MIN_BLOCKS and block == launch.THREADS
+            assert grid * block * k * per_topic <= max(launch.SCRATCH_BYTES, floor), k
 
 
 _STRONG = re.compile(r"bit[- ]identical|bit for bit|same integer counts|no (fast-math or )?FMA",
@@ -116,7 +123,7 @@ def test_the_cpu_gpu_promise_matches_the_ptx(ptx):
     from same.kernels import cpu, cuda, elements
 
     cc, compiled = ptx
-    fused_f32 = sum(t.count("fma.rn.f32") for t in compiled["summed_t_sweeps"])
+    fused_f32 = sum(t.count("fma.rn.f32") for t in compiled["summed_t_partial"])
     assert fused_f32 > 0, "no fused float32 multiply-add left: the promise can be stronger"
     readme = (HERE.parent / "README.md").read_text()
     docs = [readme, cuda.__doc__, elements.dot_seq.__doc__, elements.axpy.__doc__,

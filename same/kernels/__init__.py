@@ -241,9 +241,9 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     that last θ with that key is written to ``carry_out`` ((n_docs, K), θ's dtype) and θ is
     left as it was after the last sweep: the θ a kept document starts its next pass from,
     while θ and the ratios go to the P sweep (the same values as a second call with
-    ``keys=[carry_key]`` on a copy of θ).  One fused kernel, a document at a time
-    (:func:`same.kernels.elements.summed_t_doc`; CPU :func:`same.kernels.cpu.summed_t_sweeps_csr`,
-    GPU :func:`same.kernels.cuda.summed_t_sweeps`): the same counts on both.
+    ``keys=[carry_key]`` on a copy of θ).  A document at a time (CPU
+    :func:`same.kernels.cpu.summed_t_sweeps_csr`; GPU :func:`same.kernels.cuda_summed.summed_t_sweeps`,
+    long documents summed in chunks): equal in distribution, the same counts in the simulator.
 
     Raises
     ------
@@ -270,7 +270,7 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
                             ratio_out, POOL, bounds, carry,
                             theta if carry_out is None else carry_out)
         return theta, ratio_out
-    from .cuda import summed_t_sweeps as cuda_t_sweeps
+    from .cuda_summed import summed_t_sweeps as cuda_t_sweeps
 
     cuda_t_sweeps(block.indptr, block.indices, block.data, theta, phi_t, n_samples,
                   prior_scale, doc_topic_prior, keys, ratio_out, POOL)
@@ -286,8 +286,8 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
 
     ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`); word w is element w of
     ``key`` (:func:`same.kernels.elements.draw_nonzero`).  p_out : (W, K) int32, overwritten.
-    Word-major over the block's CSC order, no atomics
-    (:func:`same.kernels.elements.summed_p_word`, on the CPU and the GPU alike).
+    Word-major over the block's CSC order, no atomics (:func:`~.elements.summed_p_word` on
+    the CPU; the GPU sums long words in chunks, :mod:`same.kernels.cuda_summed`).
 
     Raises
     ------
@@ -314,7 +314,7 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
                                float(n_samples), as_key(key), p_out,
                                POOL)
         return p_out
-    from .cuda import summed_p_sweep as cuda_p_sweep
+    from .cuda_summed import summed_p_sweep as cuda_p_sweep
 
     return cuda_p_sweep(block.indptr, block.indices, block.data, ratio, theta, phi_t, n_samples,
                         as_key(key), p_out, POOL)

@@ -14,22 +14,24 @@ atomics here.
 Kernels (signatures in :func:`signatures`, compiled to PTX for sm_80 and sm_90 and run under
 numba-cuda's simulator in the test suite):
 
-- ``sddmm``: one block per document, its threads striding over the document's nonzeros;
-  μ_j in float64 (as the CPU), stored as float32 or float64.  Cost on a GPU: each thread
-  reads a φ row of K values (coalesced only across topics of one thread: a warp reads 32
-  rows), and θ_d from L1; no reduction across threads, so no warp shuffles are needed.
-- ``sample_accumulate``: a block per document (blocks striding over documents once the grid
-  is capped by :data:`SCRATCH_BYTES`), a thread per nonzero (striding), each drawing its K
-  counts into its column of a global scratch array and adding the nonzero ones to T and P
-  with ``atomicAdd`` on int32 (≤ 2 per (nonzero, topic) pair with a positive draw; for a
-  trained model most λ are tiny and the early exit skips them).
+Grids and blocks come from :mod:`same.kernels.launch` (checked at paper scale by
+tests/test_launch.py); a nonzero's document is found by binary search of the row pointers
+(:func:`same.kernels.segments.row_of`), so no kernel's work follows a document's length.
+
+- ``sddmm``: a thread per nonzero; μ_j in float64 (as the CPU), stored as float32 or float64.
+  Each thread reads a φ row and θ_d (K values each; rows of neighbouring nonzeros of a
+  document share θ_d in L1).
+- ``sample_accumulate``: a thread per nonzero, striding once the grid is capped by
+  :data:`SCRATCH_BYTES` (never below :data:`~same.kernels.launch.MIN_BLOCKS` blocks), each
+  drawing its K counts into its column of a global scratch array and adding the nonzero
+  ones to T and P with ``atomicAdd`` on int32 (≤ 2 per (nonzero, topic) pair with a positive
+  draw).  The early exit of :func:`~same.kernels.elements.draw_nonzero` fires only when the
+  total rate m·c is below ``pool_max`` (m < 1 at c = 1, with probability 1 − m·c): at
+  m ≥ 1 every nonzero writes and reads its K-long scratch.
 - ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
-- ``summed_t_sweeps`` / ``summed_p_sweep``: the summed sampler, a thread per document (its
-  T sweeps and θ updates, then c/μ) and a thread per word (P, over the block's CSC order:
-  no atomics), running :func:`~same.kernels.elements.summed_t_doc` and
-  :func:`~same.kernels.elements.summed_p_word` as the CPU does.  One thread walks a whole
-  document's nonzeros K-wide: simple, not the fastest GPU layout (a warp per document with
-  shared-memory accumulation would be; see the performance model in the README).
+- the summed sampler's ``summed_t_partial`` / ``summed_t_draw`` (a pair per T sweep),
+  ``summed_ratio`` (c/μ, a thread per nonzero) and ``summed_p_partial`` / ``summed_p_draw``:
+  chunked partial sums, then a block per document or word (:mod:`same.kernels.cuda_summed`).
 
 Launches go on CuPy's current stream (:func:`stream_handle`); under the simulator the same
 kernels run on host arrays (:func:`same.kernels.cuda_on_host`).  Importing this module never
@@ -46,14 +48,14 @@ from numba import cuda  # importing touches no driver
 from numba.core import config
 
 from . import launch
-from .elements import dot_f64, draw_at, element_counter, summed_p_word, summed_t_doc
+from .elements import dot_f64, draw_at, element_counter
 from .elements import poisson as poisson_draw
 from .launch import SCRATCH, SCRATCH_BYTES, THREADS, scratch_threads
+from .segments import row_of
 
 #: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
-__all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep",
-           "word_order", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
+__all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
            "signatures", "kernel_functions", "python_twins", "stream_handle"]
 
 
@@ -61,26 +63,25 @@ __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p
 # device and same.kernels.ptx compiles them to PTX.  They use the module-level ``cuda`` so that
 # numba-cuda's simulator can substitute its own.
 def sddmm_kernel(indptr, indices, theta, phi_t, out):  # pragma: no cover - device code
-    d = cuda.blockIdx.x
-    for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
-        out[j] = dot_f64(theta[d], phi_t[indices[j]])
+    for j in range(cuda.grid(1), indices.shape[0], cuda.gridsize(1)):
+        out[j] = dot_f64(theta[row_of(indptr, j)], phi_t[indices[j]])
 
 
 def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out, p_out,
                   accumulate, pool_max, cum, guide, z):  # pragma: no cover - device code
     n_topics = theta.shape[1]
     t = cuda.grid(1)  # this thread's column of the scratch arrays
-    for d in range(cuda.blockIdx.x, indptr.shape[0] - 1, cuda.gridDim.x):
-        for j in range(indptr[d] + cuda.threadIdx.x, indptr[d + 1], cuda.blockDim.x):
-            if mu[j] > 0.0:
-                w = indices[j]
-                if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
-                           cum[:n_topics, t], guide[:n_topics, t], z[:n_topics, t]):
-                    for k in range(n_topics):
-                        if z[k, t] > 0:
-                            cuda.atomic.add(t_out, (d, k), z[k, t])
-                            if accumulate:
-                                cuda.atomic.add(p_out, (w, k), z[k, t])
+    for j in range(t, indices.shape[0], cuda.gridsize(1)):
+        if mu[j] > 0.0:
+            d = row_of(indptr, j)
+            w = indices[j]
+            if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
+                       cum[:n_topics, t], guide[:n_topics, t], z[:n_topics, t]):
+                for k in range(n_topics):
+                    if z[k, t] > 0:
+                        cuda.atomic.add(t_out, (d, k), z[k, t])
+                        if accumulate:
+                            cuda.atomic.add(p_out, (w, k), z[k, t])
 
 
 def poisson_kernel(lam, key, out):  # pragma: no cover - device code
@@ -89,29 +90,9 @@ def poisson_kernel(lam, key, out):  # pragma: no cover - device code
         out[i] = poisson_draw(lam[i], key, element_counter(i))
 
 
-def summed_t_kernel(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                    doc_topic_prior, keys, ratio_out, pool_max, acc, cum, guide,
-                    t_row):  # pragma: no cover - device code
-    n_topics = theta.shape[1]
-    t = cuda.grid(1)
-    for d in range(t, indptr.shape[0] - 1, cuda.gridsize(1)):
-        summed_t_doc(d, indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                     doc_topic_prior, keys, ratio_out, pool_max, acc[:n_topics, t],
-                     cum[:n_topics, t], guide[:n_topics, t], t_row[:n_topics, t])
-
-
-def summed_p_kernel(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key, p_out,
-                    pool_max, acc, cum, guide):  # pragma: no cover - device code
-    n_topics = theta.shape[1]
-    t = cuda.grid(1)
-    for w in range(t, col_ptr.shape[0] - 1, cuda.gridsize(1)):
-        summed_p_word(w, col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t, n_samples, key,
-                      p_out, pool_max, acc[:n_topics, t], cum[:n_topics, t], guide[:n_topics, t])
-
-
-def python_twins() -> dict:
-    """The per-element functions of :mod:`same.kernels.elements` as plain Python, calling one
-    another (their ``py_func`` code with shared globals).
+def python_twins(module=None) -> dict:
+    """The per-element functions of :mod:`same.kernels.elements` (or of ``module``) as plain
+    Python, calling one another (their ``py_func`` code with shared globals).
 
     numba-cuda's simulator runs kernels as Python and hands them wrapped arrays that compiled
     njit functions cannot take; the simulated kernels call these twins instead: the same
@@ -121,8 +102,9 @@ def python_twins() -> dict:
 
     from . import elements
 
-    shared = dict(vars(elements))
-    for name, obj in vars(elements).items():
+    module = module or elements
+    shared = dict(vars(module))
+    for name, obj in vars(module).items():
         if isinstance(obj, CPUDispatcher):
             f = obj.py_func
             shared[name] = types.FunctionType(f.__code__, shared, f.__name__, f.__defaults__,
@@ -134,20 +116,25 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     _twins = python_twins()
     dot_f64, draw_at = _twins["dot_f64"], _twins["draw_at"]
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
-    summed_t_doc, summed_p_word = _twins["summed_t_doc"], _twins["summed_p_word"]
+    from . import segments as _segments
+
+    row_of = python_twins(_segments)["row_of"]
 
 
 def _kernel_sources() -> dict:
     """kernel name → its Python function (for :func:`kernel_functions` and PTX compilation)."""
+    from . import cuda_summed
+
     return {"sddmm": sddmm_kernel, "sample_accumulate": sample_kernel,
-            "poisson_dense": poisson_kernel, "summed_t_sweeps": summed_t_kernel,
-            "summed_p_sweep": summed_p_kernel}
+            "poisson_dense": poisson_kernel, **cuda_summed.kernel_sources()}
 
 
 def signatures() -> dict:
     """kernel name → the argument types it is launched with (every one is compiled to PTX)."""
     from numba import types as t
     from numba.np.numpy_support import from_dtype
+
+    from . import cuda_summed
 
     csr = (t.int64[::1], t.int32[::1])
     f32m, f64m = t.float32[:, ::1], t.float64[:, ::1]
@@ -160,12 +147,7 @@ def signatures() -> dict:
                                t.float64, *scratch["sample_accumulate"])],
         "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
                           (t.float64[::1], t.uint64, t.int32[::1])],
-        "summed_t_sweeps": [(*csr, t.float32[::1], f32m, f32m, t.float64, t.float64, t.float64,
-                             t.uint64[::1], t.float32[::1], t.float64,
-                             *scratch["summed_t_sweeps"])],
-        "summed_p_sweep": [(t.int64[::1], t.int64[::1], t.int64[::1], t.float32[::1],
-                            t.float64[::1], f32m, f32m, t.float64, t.uint64, t.int32[:, ::1],
-                            t.float64, *scratch["summed_p_sweep"])],
+        **cuda_summed.signatures(),
     }
 
 
@@ -229,8 +211,8 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out):
     xp = _xp((doc_topic,))
     theta = xp.ascontiguousarray(doc_topic)
     phi_t = xp.ascontiguousarray(topic_word_t)
-    if theta.shape[0]:
-        _launch("sddmm", *launch.sddmm(theta.shape[0]), indptr, indices, theta, phi_t, out)
+    if indices.shape[0]:
+        _launch("sddmm", *launch.sddmm(indices.shape[0]), indptr, indices, theta, phi_t, out)
     return out
 
 
@@ -254,8 +236,8 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     doc_topic_out[...] = 0
     p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
     p_out[...] = 0
-    if n_docs:
-        grid, block = launch.sample_accumulate(n_docs, n_topics)
+    if n_docs and indices.shape[0]:
+        grid, block = launch.sample_accumulate(indices.shape[0], n_topics)
         _launch("sample_accumulate", grid, block, indptr, indices, _f32("data", data),
                 theta, phi_t, _f32("mu", mu), np.float64(n_samples), np.uint64(key),
                 doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max),
@@ -277,49 +259,3 @@ def poisson(lam, key, out):
 def _scratch(xp, kernel: str, n_topics: int, n_threads: int) -> list:
     """The scratch arrays of one launch: (K, threads) per dtype of :data:`SCRATCH`."""
     return [xp.empty((n_topics, n_threads), dtype=d) for d in SCRATCH[kernel]]
-
-
-def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
-                    doc_topic_prior, keys, ratio_out, pool_max):
-    """The summed sampler's T sweeps, a thread per document (see
-    :func:`same.kernels.summed_t_sweeps`); θ (float32) updated in place, then c/μ."""
-    indptr, indices = _csr(indptr, indices)
-    xp = _xp((theta,))
-    n_topics = _topics(theta)[1]
-    grid, block = launch.per_thread(theta.shape[0], "summed_t_sweeps", n_topics)
-    _launch("summed_t_sweeps", grid, block, indptr, indices, _f32("data", data),
-            _f32("doc_topic", theta), _f32("topic_word_t", phi_t), np.float64(n_samples),
-            np.float64(prior_scale), np.float64(doc_topic_prior),
-            xp.asarray(keys, dtype=xp.uint64), ratio_out, np.float64(pool_max),
-            *_scratch(xp, "summed_t_sweeps", n_topics, grid * block))
-    return theta, ratio_out
-
-
-def word_order(indptr, indices, n_words: int):
-    """(col_ptr, col_doc, col_nz, per-word counts) of a CSR block in CSC order, documents
-    ascending within a word (a stable sort: the order of the CPU's counting sort)."""
-    xp = _xp((indices,))
-    indptr = xp.asarray(indptr, dtype=xp.int64)
-    col_nz = xp.argsort(xp.asarray(indices), kind="stable").astype(xp.int64)
-    nnz = int(indices.shape[0])
-    docs = xp.searchsorted(indptr, xp.arange(nnz, dtype=xp.int64), side="right") - 1
-    col_ptr = xp.zeros(n_words + 1, dtype=xp.int64)
-    col_ptr[1:] = xp.cumsum(xp.bincount(xp.asarray(indices), minlength=n_words))
-    return col_ptr, docs[col_nz], col_nz
-
-
-def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p_out,
-                   pool_max):
-    """The summed sampler's P sweep, a thread per word (see :func:`same.kernels.summed_p_sweep`)."""
-    xp = _xp((theta,))
-    n_words = phi_t.shape[0]
-    col_ptr, col_doc, col_nz = word_order(indptr, indices, n_words)
-    counts = xp.bincount(xp.asarray(indices), weights=xp.asarray(data, dtype=xp.float64),
-                         minlength=n_words)
-    n_topics = theta.shape[1]
-    grid, block = launch.per_thread(n_words, "summed_p_sweep", n_topics)
-    _launch("summed_p_sweep", grid, block, col_ptr, col_doc, col_nz, _f32("ratio", ratio),
-            counts, _f32("doc_topic", theta), _f32("topic_word_t", phi_t),
-            np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max),
-            *_scratch(xp, "summed_p_sweep", n_topics, grid * block))
-    return p_out

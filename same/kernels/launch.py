@@ -20,20 +20,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["THREADS", "SCRATCH_BYTES", "SCRATCH", "MIN_BLOCKS", "DRAW_PASSES", "Launch",
-           "scratch_threads", "sddmm", "sample_accumulate", "poisson", "per_thread",
+__all__ = ["THREADS", "SCRATCH_BYTES", "SCRATCH", "MIN_BLOCKS", "DRAW_PASSES", "CHUNK", "Launch",
+           "scratch_threads", "sddmm", "sample_accumulate", "poisson", "flat", "chunks_bound",
+           "summed_partial", "summed_draw",
            "launch_shapes", "paper_shapes"]
 
 #: Threads per block of the kernels.
 THREADS = 128
-#: Global memory for the sampling kernels' per-thread scratch (K values of each array of
-#: :data:`SCRATCH` per thread); grids are capped to stay under it whatever K. (Local arrays
-#: of K values are reserved for every thread an SM can hold: ~6 GiB on an H100 at K = 1024.)
+#: Global memory for the per-nonzero sampler's per-thread scratch (K values of each array of
+#: :data:`SCRATCH` per thread); its grid is capped to stay under it, but never below
+#: :data:`MIN_BLOCKS` blocks (then 264 × 128 × K × 20 bytes: 0.69 GB at K = 1024). (Local
+#: arrays of K values are reserved for every thread an SM can hold: ~6 GiB on an H100 at
+#: K = 1024.)
 SCRATCH_BYTES = 256 << 20
 #: kernel → dtypes of its scratch arrays, (K, threads) each, column t for thread t (coalesced).
-SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32),
-           "summed_t_sweeps": (np.float32, np.float64, np.int64, np.int32),
-           "summed_p_sweep": (np.float32, np.float64, np.int64)}
+SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32)}
 #: Blocks that fill an H100 SXM: two per SM, 132 SMs (NVIDIA H100 Tensor Core GPU
 #: Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 MIN_BLOCKS = 2 * 132
@@ -43,6 +44,10 @@ MIN_BLOCKS = 2 * 132
 DRAW_PASSES = 5
 #: Most blocks of the elementwise Poisson kernel (then a grid-stride loop).
 POISSON_BLOCKS = 4096
+#: Entries of one segment per block of the summed sampler's partial sums (at most
+#: ⌈CHUNK / THREADS⌉·K + CHUNK·⌈K / THREADS⌉ topic iterations per thread); also the length
+#: of those kernels' shared ratio array, so lower it only.
+CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -66,15 +71,21 @@ def scratch_threads(kernel: str, n_topics: int) -> int:
     return max(1, SCRATCH_BYTES // max(per_thread, 1) // THREADS) * THREADS
 
 
-def sddmm(n_docs: int) -> tuple[int, int]:
-    """(grid, block) of ``sddmm``: a block per document, threads striding over its nonzeros."""
-    return max(int(n_docs), 1), THREADS
+def flat(nnz: int) -> tuple[int, int]:
+    """(grid, block) of a thread per nonzero (``sddmm``, ``summed_ratio``)."""
+    return max(1, _cdiv(nnz, THREADS)), THREADS
 
 
-def sample_accumulate(n_docs: int, n_topics: int) -> tuple[int, int]:
-    """(grid, block) of ``sample_accumulate``: a block per document, the grid capped by the
-    scratch (:func:`scratch_threads`), blocks striding over documents."""
-    return max(1, min(int(n_docs), scratch_threads("sample_accumulate", n_topics) // THREADS)), THREADS
+def sddmm(nnz: int) -> tuple[int, int]:
+    """(grid, block) of ``sddmm``: a thread per nonzero (:func:`flat`)."""
+    return flat(nnz)
+
+
+def sample_accumulate(nnz: int, n_topics: int) -> tuple[int, int]:
+    """(grid, block) of ``sample_accumulate``: a thread per nonzero, the grid capped by the
+    scratch (:func:`scratch_threads`) but at least :data:`MIN_BLOCKS`; threads stride."""
+    cap = max(MIN_BLOCKS, scratch_threads("sample_accumulate", n_topics) // THREADS)
+    return max(1, min(_cdiv(nnz, THREADS), cap)), THREADS
 
 
 def poisson(n: int) -> tuple[int, int]:
@@ -83,12 +94,22 @@ def poisson(n: int) -> tuple[int, int]:
     return max(1, min(_cdiv(n, 256), POISSON_BLOCKS)), 256
 
 
-def per_thread(n: int, kernel: str, n_topics: int) -> tuple[int, int]:
-    """(grid, block) for a grid-stride loop over ``n`` items, one thread per item up to the
-    scratch cap of :func:`scratch_threads` (the summed sampler's kernels)."""
-    threads = min(THREADS, max(n, 1))
-    cap = max(1, scratch_threads(kernel, n_topics) // threads)
-    return max(1, min(_cdiv(n, threads), 65535, cap)), threads
+def chunks_bound(n_segments: int, nnz: int) -> int:
+    """At most this many chunks (:mod:`same.kernels.segments`) of :data:`CHUNK` entries:
+    ⌈len_s / CHUNK⌉ ≤ len_s / CHUNK + 1 summed over the segments."""
+    return _cdiv(nnz, CHUNK) + int(n_segments)
+
+
+def summed_partial(n_segments: int, nnz: int) -> tuple[int, int]:
+    """(grid, block) of ``summed_t_partial`` / ``summed_p_partial``: a block per chunk (blocks
+    past the last chunk return), its threads over the chunk's entries, then over topics."""
+    return max(1, chunks_bound(n_segments, nnz)), THREADS
+
+
+def summed_draw(n_segments: int) -> tuple[int, int]:
+    """(grid, block) of ``summed_t_draw`` / ``summed_p_draw``: a block per segment (document
+    or word), its threads over topics adding the chunks' partial sums, one thread drawing."""
+    return max(1, int(n_segments)), THREADS
 
 
 def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
@@ -96,27 +117,30 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     """Every CUDA launch of one minibatch step, by sampler ("nonzero", "summed", "poisson").
 
     n_docs, nnz : documents and nonzeros of the minibatch; n_words : W; n_topics : K;
-    n_inner : sweeps per step (the summed sampler runs n_inner − 1 T sweeps in one launch).
+    n_inner : sweeps per step (the summed sampler: n_inner − 1 T sweeps of two launches each,
+    the ratios, the P sweep's two launches).
     Serial loops are the worst-case bounds of the module docstring.
     """
     K = int(n_topics)
     doc_nnz = min(n_words, nnz)  # a document holding every word
     word_docs = n_docs  # a word in every document
-    g, b = sddmm(n_docs)
-    sd = Launch("sddmm", g, b, _cdiv(doc_nnz, b) * K)
-    g, b = sample_accumulate(n_docs, K)  # a block's documents hold at most nnz nonzeros
-    per = min(_cdiv(n_docs, g) * _cdiv(doc_nnz, b), _cdiv(nnz, b) + _cdiv(n_docs, g))
-    sa = Launch("sample_accumulate", g, b, per * (DRAW_PASSES + 1) * K)
-    g, b = per_thread(n_docs, "summed_t_sweeps", K)
-    per = min(_cdiv(n_docs, g * b) * doc_nnz, nnz)  # nonzeros of one thread's documents
-    st = Launch("summed_t_sweeps", g, b, (max(n_inner - 1, 1) * (2 * per + DRAW_PASSES + 1)
-                                          + per) * K)
-    g, b = per_thread(n_words, "summed_p_sweep", K)
-    per = min(_cdiv(n_words, g * b) * word_docs, nnz)  # documents of one thread's words
-    sp = Launch("summed_p_sweep", g, b, (per + DRAW_PASSES) * K)
+    g, b = sddmm(nnz)
+    sd = Launch("sddmm", g, b, K)
+    g, b = sample_accumulate(nnz, K)
+    sa = Launch("sample_accumulate", g, b, _cdiv(nnz, g * b) * (DRAW_PASSES + 1) * K)
+    ktop = _cdiv(K, THREADS)  # topics of one thread in the summed sampler's blocks
+    partial = _cdiv(CHUNK, THREADS) * K + CHUNK * ktop  # the T side's dots, then the sums
+    draw = DRAW_PASSES * K + K  # the draw and θ's update, by one thread
+    t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial)
+    t_draw = Launch("summed_t_draw", *summed_draw(n_docs), _cdiv(doc_nnz, CHUNK) * ktop + draw)
+    ratio = Launch("summed_ratio", *flat(nnz), K)
+    p_part = Launch("summed_p_partial", *summed_partial(n_words, nnz), CHUNK * ktop)
+    p_draw = Launch("summed_p_draw", *summed_draw(n_words), _cdiv(word_docs, CHUNK) * ktop
+                    + DRAW_PASSES * K)
     g, b = poisson(n_docs * K)
     po = Launch("poisson_dense", g, b, _cdiv(n_docs * K, g * b))
-    return {"nonzero": [sd, sa], "summed": [st, sp], "poisson": [po]}
+    summed = [t_part, t_draw] * max(n_inner - 1, 0) + [ratio, p_part, p_draw]
+    return {"nonzero": [sd, sa], "summed": summed, "poisson": [po]}
 
 
 def paper_shapes() -> dict[str, dict]:
