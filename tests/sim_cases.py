@@ -25,9 +25,8 @@ from same import kernels  # noqa: E402
 from same.kernels import launch as klaunch  # noqa: E402
 
 klaunch.THREADS = 8
-# a small scratch budget caps the grids below the documents/words of the cases, so the
-# kernels' grid-stride loops (every block and thread visiting several) are exercised
-klaunch.SCRATCH_BYTES = 16 * 1024
+# blocks of the per-nonzero sampler take several nonzeros, documents spanning blocks
+klaunch.NZ_CHUNK = 5
 
 
 def problem(n_docs, n_words, n_topics, seed=0, empty_doc=True, long_doc=True, max_count=4,
@@ -57,8 +56,27 @@ def _sddmm(dtype):
     return err <= eps, f"max relative difference {err:.3g} (float rounding {eps:.3g})"
 
 
-def _sweep(n_topics, m, accumulate=True, max_count=4, seed=0):
+def _guide_tables(counts, theta, phi_t, mu, m, key):
+    """Nonzeros whose pooled events are split with a guide table (n ≥ K/4), counted with the
+    CPU's draws (so that a case can require the kernels' second event path)."""
+    from same.kernels import POOL
+    from same.kernels import elements as el
+
+    n_topics, rows = theta.shape[1], np.repeat(np.arange(theta.shape[0]), np.diff(counts.indptr))
+    found = 0
+    for j in range(counts.nnz):
+        lam = m * np.float64(counts.data[j]) / np.float64(mu[j]) * theta[rows[j]] * phi_t[
+            counts.indices[j]]
+        base = el.element_counter(np.uint64(j) * np.uint64(n_topics + 1) + np.uint64(n_topics))
+        n = el.poisson(float(lam[lam < POOL].sum()), np.uint64(key), base)
+        found += n * 4 >= n_topics
+    return found
+
+
+def _sweep(n_topics, m, accumulate=True, max_count=4, seed=0, flat=False):
     counts, theta, phi_t = problem(7, 30, n_topics, seed=seed, max_count=max_count)
+    if flat:  # every λ below POOL: every topic pooled, many events (the guide table's path)
+        theta, phi_t = np.full_like(theta, 2.0), np.full_like(phi_t, 1 / 30)
     mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
     out = []
     for host_cuda in (False, True):
@@ -76,8 +94,10 @@ def _sweep(n_topics, m, accumulate=True, max_count=4, seed=0):
     same_t = np.array_equal(t0, t1)
     same_p = (p0 is None and p1 is None) or np.array_equal(p0, p1)
     total = int(t0.sum())
-    return (same_t and same_p and total > 0,
-            f"T equal: {same_t}, P equal: {same_p}, {total} events, K={n_topics}, m={m}")
+    guided = _guide_tables(counts, theta, phi_t, mu, m, 1234 + seed)
+    return (same_t and same_p and total > 0 and (guided > 0 or not flat),
+            f"T equal: {same_t}, P equal: {same_p}, {total} events, K={n_topics}, m={m}, "
+            f"{guided} nonzeros split by a guide table")
 
 
 def _poisson(dtype):
@@ -206,6 +226,7 @@ CASES = {
     "sweep_ptrs_branch": lambda: _sweep(3, 200.0, max_count=6, seed=2),
     "sweep_without_p": lambda: _sweep(6, 20.0, accumulate=False),
     "sweep_k64": lambda: _sweep(64, 50.0, seed=3),
+    "sweep_guide_table": lambda: _sweep(64, 20.0, flat=True),
     "poisson_f32": lambda: _poisson(np.float32),
     "poisson_f64": lambda: _poisson(np.float64),
     "summed_k37_m100": lambda: _summed(37, 100.0),

@@ -21,9 +21,10 @@ pytestmark = pytest.mark.gpu_sim
 
 HERE = Path(__file__).resolve().parent
 SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m_below_1",
-             "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "poisson_f32", "poisson_f64",
-             "summed_k37_m100", "summed_k5_m_below_1", "summed_chunked_k37",
-             "summed_chunked_k5_m_below_1", "samelda_fit", "samelda_fit_summed"]
+             "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "sweep_guide_table",
+             "poisson_f32", "poisson_f64", "summed_k37_m100", "summed_k5_m_below_1",
+             "summed_chunked_k37", "summed_chunked_k5_m_below_1", "samelda_fit",
+             "samelda_fit_summed"]
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +81,8 @@ def test_ptxas_rejects_broken_ptx():
 def test_kernel_stack_frames_are_small_for_every_k(ptx):
     """Issue 28 item 5: the driver reserves a kernel's local frame for every thread an SM can
     hold (2,048 × 132 SMs on an H100), so a 20 KiB frame cost about 6 GiB of device memory.
-    The K-long scratch lives in global arrays sized by the launch (its own cap below), so the
-    frame, read from ``ptxas -v``, does not grow with K: at most 4 KiB per thread."""
+    The K-long scratch lives in shared memory, one per block (issue 40), so the frame, read
+    from ``ptxas -v``, does not grow with K: at most 4 KiB per thread."""
     from same.kernels.ptx import stack_frames
 
     cc, compiled = ptx
@@ -89,26 +90,6 @@ def test_kernel_stack_frames_are_small_for_every_k(ptx):
         for text in texts:
             frames = stack_frames(text, f"sm_{cc[0]}{cc[1]}")
             assert frames and max(frames) <= 4096, (name, frames)
-
-
-def test_scratch_is_capped_whatever_k():
-    """The global scratch of the per-nonzero sampler stays within SCRATCH_BYTES for every
-    K ≤ MAX_TOPICS, unless that leaves fewer than MIN_BLOCKS blocks: then it is MIN_BLOCKS
-    blocks' worth; never below one block of threads or MIN_BLOCKS blocks (at enough work)."""
-    import numpy as np
-
-    from same.kernels import cuda, launch
-
-    for kernel, dtypes in launch.SCRATCH.items():
-        per_topic = sum(np.dtype(d).itemsize for d in dtypes)
-        for k in (1, 5, 64, 256, 1000, cuda.MAX_TOPICS):
-            n = launch.scratch_threads(kernel, k)
-            assert n % launch.THREADS == 0 and n >= launch.THREADS
-            assert n * k * per_topic <= launch.SCRATCH_BYTES, (kernel, k)
-            grid, block = launch.sample_accumulate(10**9, k)
-            floor = launch.MIN_BLOCKS * launch.THREADS * k * per_topic
-            assert grid >= launch.MIN_BLOCKS and block == launch.THREADS
-            assert grid * block * k * per_topic <= max(launch.SCRATCH_BYTES, floor), k
 
 
 _STRONG = re.compile(r"bit[- ]identical|bit for bit|same integer counts|no (fast-math or )?FMA",

@@ -28,10 +28,8 @@ def test_paper_shapes_come_from_the_registry():
 
 KERNELS = ["sddmm", "sample_accumulate", "summed_t_partial", "summed_t_draw", "summed_ratio",
            "summed_p_partial", "summed_p_draw", "poisson_dense"]
-#: (kernel, check) pairs that do not meet the bounds yet (issue 40 item 4: the per-nonzero
-#: sampler's K-long scratch in global memory caps its threads, so each strides over many
-#: nonzeros): strict, so a fix shows.
-TODO = {("sample_accumulate", "serial")}
+#: (kernel, check) pairs that do not meet the bounds yet: strict xfail, so a fix shows.
+TODO: set = set()
 
 
 def _cases(check):

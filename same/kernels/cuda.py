@@ -21,13 +21,9 @@ tests/test_launch.py); a nonzero's document is found by binary search of the row
 - ``sddmm``: a thread per nonzero; μ_j in float64 (as the CPU), stored as float32 or float64.
   Each thread reads a φ row and θ_d (K values each; rows of neighbouring nonzeros of a
   document share θ_d in L1).
-- ``sample_accumulate``: a thread per nonzero, striding once the grid is capped by
-  :data:`SCRATCH_BYTES` (never below :data:`~same.kernels.launch.MIN_BLOCKS` blocks), each
-  drawing its K counts into its column of a global scratch array and adding the nonzero
-  ones to T and P with ``atomicAdd`` on int32 (≤ 2 per (nonzero, topic) pair with a positive
-  draw).  The early exit of :func:`~same.kernels.elements.draw_nonzero` fires only when the
-  total rate m·c is below ``pool_max`` (m < 1 at c = 1, with probability 1 − m·c): at
-  m ≥ 1 every nonzero writes and reads its K-long scratch.
+- ``sample_accumulate``: a block per :data:`~same.kernels.launch.NZ_CHUNK` nonzeros, its
+  threads sharing one nonzero's K topics at a time with the K-long scratch in shared
+  memory, counts added to T and P with int32 ``atomicAdd`` (:mod:`same.kernels.cuda_sample`).
 - ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
 - the summed sampler's ``summed_t_partial`` / ``summed_t_draw`` (a pair per T sweep),
   ``summed_ratio`` (c/μ, a thread per nonzero) and ``summed_p_partial`` / ``summed_p_draw``:
@@ -50,12 +46,12 @@ from numba.core import config
 from . import launch
 from .elements import dot_f64, draw_at, element_counter
 from .elements import poisson as poisson_draw
-from .launch import SCRATCH, SCRATCH_BYTES, THREADS, scratch_threads
+from .launch import THREADS
 from .segments import row_of
 
 #: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
-__all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS", "SCRATCH_BYTES", "SCRATCH", "scratch_threads",
+__all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS",
            "signatures", "kernel_functions", "python_twins", "stream_handle"]
 
 
@@ -65,23 +61,6 @@ __all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS", "SC
 def sddmm_kernel(indptr, indices, theta, phi_t, out):  # pragma: no cover - device code
     for j in range(cuda.grid(1), indices.shape[0], cuda.gridsize(1)):
         out[j] = dot_f64(theta[row_of(indptr, j)], phi_t[indices[j]])
-
-
-def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out, p_out,
-                  accumulate, pool_max, cum, guide, z):  # pragma: no cover - device code
-    n_topics = theta.shape[1]
-    t = cuda.grid(1)  # this thread's column of the scratch arrays
-    for j in range(t, indices.shape[0], cuda.gridsize(1)):
-        if mu[j] > 0.0:
-            d = row_of(indptr, j)
-            w = indices[j]
-            if draw_at(j, data[j], n_samples, mu[j], theta[d], phi_t[w], key, pool_max,
-                       cum[:n_topics, t], guide[:n_topics, t], z[:n_topics, t]):
-                for k in range(n_topics):
-                    if z[k, t] > 0:
-                        cuda.atomic.add(t_out, (d, k), z[k, t])
-                        if accumulate:
-                            cuda.atomic.add(p_out, (w, k), z[k, t])
 
 
 def poisson_kernel(lam, key, out):  # pragma: no cover - device code
@@ -123,28 +102,23 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
 
 def _kernel_sources() -> dict:
     """kernel name → its Python function (for :func:`kernel_functions` and PTX compilation)."""
-    from . import cuda_summed
+    from . import cuda_sample, cuda_summed
 
-    return {"sddmm": sddmm_kernel, "sample_accumulate": sample_kernel,
+    return {"sddmm": sddmm_kernel, "sample_accumulate": cuda_sample.sample_kernel,
             "poisson_dense": poisson_kernel, **cuda_summed.kernel_sources()}
 
 
 def signatures() -> dict:
     """kernel name → the argument types it is launched with (every one is compiled to PTX)."""
     from numba import types as t
-    from numba.np.numpy_support import from_dtype
 
-    from . import cuda_summed
+    from . import cuda_sample, cuda_summed
 
     csr = (t.int64[::1], t.int32[::1])
     f32m, f64m = t.float32[:, ::1], t.float64[:, ::1]
-    scratch = {name: tuple(from_dtype(np.dtype(d))[:, ::1] for d in dtypes)
-               for name, dtypes in SCRATCH.items()}
     return {
         "sddmm": [(*csr, f32m, f32m, t.float32[::1]), (*csr, f64m, f64m, t.float64[::1])],
-        "sample_accumulate": [(*csr, t.float32[::1], f32m, f32m, t.float32[::1], t.float64,
-                               t.uint64, t.int32[:, ::1], t.int32[:, ::1], t.boolean,
-                               t.float64, *scratch["sample_accumulate"])],
+        **cuda_sample.signatures(),
         "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
                           (t.float64[::1], t.uint64, t.int32[::1])],
         **cuda_summed.signatures(),
@@ -237,11 +211,10 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     p_out = topic_word_out if accumulate else xp.zeros((1, n_topics), dtype=xp.int32)
     p_out[...] = 0
     if n_docs and indices.shape[0]:
-        grid, block = launch.sample_accumulate(indices.shape[0], n_topics)
-        _launch("sample_accumulate", grid, block, indptr, indices, _f32("data", data),
-                theta, phi_t, _f32("mu", mu), np.float64(n_samples), np.uint64(key),
-                doc_topic_out, p_out, np.bool_(accumulate), np.float64(pool_max),
-                *_scratch(xp, "sample_accumulate", n_topics, grid * block))
+        _launch("sample_accumulate", *launch.sample_accumulate(indices.shape[0]), indptr,
+                indices, _f32("data", data), theta, phi_t, _f32("mu", mu),
+                np.float64(n_samples), np.uint64(key), doc_topic_out, p_out,
+                np.bool_(accumulate), np.float64(pool_max), np.int64(launch.NZ_CHUNK))
     return doc_topic_out, topic_word_out
 
 
@@ -254,8 +227,3 @@ def poisson(lam, key, out):
     if n:
         _launch("poisson_dense", *launch.poisson(n), flat, np.uint64(key), flat_out)
     return out
-
-
-def _scratch(xp, kernel: str, n_topics: int, n_threads: int) -> list:
-    """The scratch arrays of one launch: (K, threads) per dtype of :data:`SCRATCH`."""
-    return [xp.empty((n_topics, n_threads), dtype=d) for d in SCRATCH[kernel]]

@@ -18,23 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-__all__ = ["THREADS", "SCRATCH_BYTES", "SCRATCH", "MIN_BLOCKS", "DRAW_PASSES", "CHUNK", "Launch",
-           "scratch_threads", "sddmm", "sample_accumulate", "poisson", "flat", "chunks_bound",
-           "summed_partial", "summed_draw",
-           "launch_shapes", "paper_shapes"]
+__all__ = ["THREADS", "MIN_BLOCKS", "DRAW_PASSES", "CHUNK", "NZ_CHUNK", "Launch", "sddmm",
+           "sample_accumulate", "poisson", "flat", "chunks_bound", "summed_partial",
+           "summed_draw", "launch_shapes", "paper_shapes"]
 
 #: Threads per block of the kernels.
 THREADS = 128
-#: Global memory for the per-nonzero sampler's per-thread scratch (K values of each array of
-#: :data:`SCRATCH` per thread); its grid is capped to stay under it, but never below
-#: :data:`MIN_BLOCKS` blocks (then 264 × 128 × K × 20 bytes: 0.69 GB at K = 1024). (Local
-#: arrays of K values are reserved for every thread an SM can hold: ~6 GiB on an H100 at
-#: K = 1024.)
-SCRATCH_BYTES = 256 << 20
-#: kernel → dtypes of its scratch arrays, (K, threads) each, column t for thread t (coalesced).
-SCRATCH = {"sample_accumulate": (np.float64, np.int64, np.int32)}
 #: Blocks that fill an H100 SXM: two per SM, 132 SMs (NVIDIA H100 Tensor Core GPU
 #: Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 MIN_BLOCKS = 2 * 132
@@ -48,6 +37,9 @@ POISSON_BLOCKS = 4096
 #: ⌈CHUNK / THREADS⌉·K + CHUNK·⌈K / THREADS⌉ topic iterations per thread); also the length
 #: of those kernels' shared ratio array, so lower it only.
 CHUNK = 1024
+#: Nonzeros per block of the per-nonzero sampler (each ≤ K + 3·⌈K / THREADS⌉ topic
+#: iterations of its first thread, the pooled events aside).
+NZ_CHUNK = 32
 
 
 @dataclass(frozen=True)
@@ -64,13 +56,6 @@ def _cdiv(a: int, b: int) -> int:
     return -(-int(a) // int(b))
 
 
-def scratch_threads(kernel: str, n_topics: int) -> int:
-    """Most threads a launch of ``kernel`` may have for its scratch to fit in
-    :data:`SCRATCH_BYTES` (a multiple of :data:`THREADS`, at least one block)."""
-    per_thread = n_topics * sum(np.dtype(d).itemsize for d in SCRATCH[kernel])
-    return max(1, SCRATCH_BYTES // max(per_thread, 1) // THREADS) * THREADS
-
-
 def flat(nnz: int) -> tuple[int, int]:
     """(grid, block) of a thread per nonzero (``sddmm``, ``summed_ratio``)."""
     return max(1, _cdiv(nnz, THREADS)), THREADS
@@ -81,11 +66,9 @@ def sddmm(nnz: int) -> tuple[int, int]:
     return flat(nnz)
 
 
-def sample_accumulate(nnz: int, n_topics: int) -> tuple[int, int]:
-    """(grid, block) of ``sample_accumulate``: a thread per nonzero, the grid capped by the
-    scratch (:func:`scratch_threads`) but at least :data:`MIN_BLOCKS`; threads stride."""
-    cap = max(MIN_BLOCKS, scratch_threads("sample_accumulate", n_topics) // THREADS)
-    return max(1, min(_cdiv(nnz, THREADS), cap)), THREADS
+def sample_accumulate(nnz: int) -> tuple[int, int]:
+    """(grid, block) of ``sample_accumulate``: a block per :data:`NZ_CHUNK` nonzeros."""
+    return max(1, _cdiv(nnz, NZ_CHUNK)), THREADS
 
 
 def poisson(n: int) -> tuple[int, int]:
@@ -126,9 +109,8 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     word_docs = n_docs  # a word in every document
     g, b = sddmm(nnz)
     sd = Launch("sddmm", g, b, K)
-    g, b = sample_accumulate(nnz, K)
-    sa = Launch("sample_accumulate", g, b, _cdiv(nnz, g * b) * (DRAW_PASSES + 1) * K)
-    ktop = _cdiv(K, THREADS)  # topics of one thread in the summed sampler's blocks
+    ktop = _cdiv(K, THREADS)  # topics of one thread in a block across topics
+    sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * (K + 3 * ktop))
     partial = _cdiv(CHUNK, THREADS) * K + CHUNK * ktop  # the T side's dots, then the sums
     draw = DRAW_PASSES * K + K  # the draw and θ's update, by one thread
     t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial)
