@@ -91,13 +91,13 @@ def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out
         z[k] = 0
     lo = cuda.blockIdx.x * nz_chunk
     for j in range(lo, min(lo + nz_chunk, indices.shape[0])):  # the same j in every thread
-        rate = n_samples * data[j]
+        mu_j, rate = mu[j], n_samples * data[j]  # each read once per thread
         base = np.uint64(j) * np.uint64(n_topics + 1)
         ctr = element_counter(base + np.uint64(n_topics))
-        if not mu[j] > 0.0 or (rate < pool_max
-                               and uniform(key, ctr) < 1.0 - rate * (1 + 1e-6)):
+        if not mu_j > 0.0 or (rate < pool_max
+                              and uniform(key, ctr) < 1.0 - rate * (1 + 1e-6)):
             continue
-        d, w, scale = row_of(indptr, j), indices[j], rate / mu[j]
+        d, w, scale = row_of(indptr, j), indices[j], rate / mu_j
         cuda.syncthreads()  # the previous nonzero's z and cum are done with
         for k in range(tid, n_topics, nth):
             lam = scale * theta[d, k] * phi_t[w, k]

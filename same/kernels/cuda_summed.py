@@ -8,13 +8,15 @@ draw from acc.  A thread per segment (the former layout) runs a serial loop as l
 segment: at PubMed shape a top word's 330K documents × K.  Here each sweep is two launches:
 
 1. ``*_partial``: a block per *chunk* of at most :data:`~same.kernels.launch.CHUNK` entries of
-   one segment (:mod:`same.kernels.segments`); on the T side its threads first compute the
-   chunk's c/μ (a thread per nonzero, μ by ``dot_seq``) into shared memory, then each thread
+   one segment (:mod:`same.kernels.segments`); its threads first put the chunk's c/μ (T: a
+   thread per nonzero, μ by ``dot_seq``) and rows (T: words, P: documents) into shared
+   memory (each read once), then each thread
    sums its topics over the chunk's entries in order, in float32 (``axpy``'s arithmetic),
    into ``part[chunk, k]``: coalesced reads of φ (T) or θ (P) rows across topics.
 2. ``*_draw``: a block per segment; its threads add the segment's partial sums in chunk order
    into shared memory, then one thread draws from them with the K-long scratch (cum, guide,
-   T row) in shared memory, not global memory; T: θ_d is updated in place.
+   the draws, and θ_d or φ_w: each read once, θ_d written back once) in shared memory, not
+   global memory.
 
 Chunking keeps the order of the terms within a chunk and adds the chunks in order: a segment
 of at most CHUNK entries (nearly every document, and every word in fewer than CHUNK documents
@@ -31,7 +33,7 @@ the device; blocks past the last chunk return at once.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float32, float64, int32
+from numba import cuda, float32, float64, int32, int64
 from numba.core import config
 
 from . import launch
@@ -52,19 +54,23 @@ def summed_t_partial_kernel(indptr, indices, data, theta, phi_t, cptr, chunk,
         return
     d, lo, hi = chunk_bounds(cptr, indptr, b, chunk)
     r = cuda.shared.array(_CHUNK_MAX, float64)
+    words = cuda.shared.array(_CHUNK_MAX, int32)
     th = theta[d]
     for j in range(lo + cuda.threadIdx.x, hi, cuda.blockDim.x):
-        r[j - lo] = ratio(data[j], dot_seq(th, phi_t[indices[j]]))
+        w = indices[j]
+        words[j - lo] = w
+        r[j - lo] = ratio(data[j], dot_seq(th, phi_t[w]))
     cuda.syncthreads()
     for k in range(cuda.threadIdx.x, theta.shape[1], cuda.blockDim.x):
         s = np.float32(0.0)
-        for j in range(lo, hi):
-            s += np.float32(r[j - lo]) * phi_t[indices[j], k]
+        for i in range(hi - lo):
+            s += np.float32(r[i]) * phi_t[words[i], k]
         part[b, k] = s
 
 
 def _add_chunks(part, c0, c1, acc, n_topics):  # pragma: no cover - device code
-    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, threads over topics."""
+    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, threads over topics (k
+    with the same thread as the callers' other loops over topics)."""
     for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
         s = np.float32(0.0)
         for c in range(c0, c1):
@@ -77,15 +83,22 @@ def summed_t_draw_kernel(theta, tokens, cptr, part, n_samples, prior_scale, doc_
     d = cuda.blockIdx.x
     n_topics = theta.shape[1]
     acc = cuda.shared.array(_TOPICS_MAX, float32)
+    th = cuda.shared.array(_TOPICS_MAX, float32)  # θ_d, read and written once
     cum = cuda.shared.array(_TOPICS_MAX, float64)
     guide = cuda.shared.array(_TOPICS_MAX, int32)
     t_row = cuda.shared.array(_TOPICS_MAX, int32)
-    add_chunks(part, cptr[d], cptr[d + 1], acc, n_topics)
+    c0, c1 = cptr[d], cptr[d + 1]
+    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+        th[k] = theta[d, k]
+    add_chunks(part, c0, c1, acc, n_topics)
     cuda.syncthreads()
     if cuda.threadIdx.x == 0:
-        summed_t_draw(d, tokens[d], acc[:n_topics], theta[d], n_samples, prior_scale,
+        summed_t_draw(d, tokens[d], acc[:n_topics], th[:n_topics], n_samples, prior_scale,
                       doc_topic_prior, key, pool_max, cum[:n_topics], guide[:n_topics],
                       t_row[:n_topics])
+    cuda.syncthreads()
+    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+        theta[d, k] = th[k]
 
 
 def summed_ratio_kernel(indptr, indices, data, theta, phi_t,
@@ -101,28 +114,40 @@ def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, theta, cptr, chunk
     if b >= cptr[cptr.shape[0] - 1]:
         return
     w, lo, hi = chunk_bounds(cptr, col_ptr, b, chunk)
+    r = cuda.shared.array(_CHUNK_MAX, float32)
+    docs = cuda.shared.array(_CHUNK_MAX, int64)
+    for e in range(lo + cuda.threadIdx.x, hi, cuda.blockDim.x):
+        r[e - lo] = ratios[col_nz[e]]
+        docs[e - lo] = col_doc[e]
+    cuda.syncthreads()
     for k in range(cuda.threadIdx.x, theta.shape[1], cuda.blockDim.x):
         s = np.float32(0.0)
-        for e in range(lo, hi):
-            s += np.float32(ratios[col_nz[e]]) * theta[col_doc[e], k]
+        for i in range(hi - lo):
+            s += r[i] * theta[docs[i], k]
         part[b, k] = s
 
 
-def summed_p_draw_kernel(col_ptr, counts, phi_t, cptr, part, n_samples, key, p_out,
+def summed_p_draw_kernel(counts, phi_t, cptr, part, n_samples, key, p_out,
                          pool_max):  # pragma: no cover - device code
     w = cuda.blockIdx.x
     n_topics = phi_t.shape[1]
     acc = cuda.shared.array(_TOPICS_MAX, float32)
+    ph = cuda.shared.array(_TOPICS_MAX, float32)  # φ_w, read once
     cum = cuda.shared.array(_TOPICS_MAX, float64)
     guide = cuda.shared.array(_TOPICS_MAX, int32)
-    pw = p_out[w]
+    z = cuda.shared.array(_TOPICS_MAX, int32)
+    c0, c1 = cptr[w], cptr[w + 1]
     for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
-        pw[k] = 0  # a word absent from the block keeps zeros (draw_nonzero may not write)
-    add_chunks(part, cptr[w], cptr[w + 1], acc, n_topics)
+        ph[k] = phi_t[w, k]
+        z[k] = 0  # a word absent from the block keeps zeros (draw_nonzero may not write)
+    add_chunks(part, c0, c1, acc, n_topics)
     cuda.syncthreads()
-    if cuda.threadIdx.x == 0 and col_ptr[w] < col_ptr[w + 1]:
-        draw_nonzero(w, n_samples * counts[w], n_samples, acc[:n_topics], phi_t[w], key,
-                     pool_max, cum[:n_topics], guide[:n_topics], pw)
+    if cuda.threadIdx.x == 0 and c0 < c1:  # a word with documents has chunks
+        draw_nonzero(w, n_samples * counts[w], n_samples, acc[:n_topics], ph[:n_topics], key,
+                     pool_max, cum[:n_topics], guide[:n_topics], z[:n_topics])
+    cuda.syncthreads()
+    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+        p_out[w, k] = z[k]
 
 
 add_chunks = cuda.jit(device=True)(_add_chunks)
@@ -156,7 +181,7 @@ def signatures() -> dict:
                            t.float64)],
         "summed_ratio": [(i64, i32v, f32v, f32m, f32m, f32v)],
         "summed_p_partial": [(i64, i64, i64, f32v, f32m, i64, t.int64, f32m)],
-        "summed_p_draw": [(i64, f64v, f32m, i64, f32m, t.float64, t.uint64, t.int32[:, ::1],
+        "summed_p_draw": [(f64v, f32m, i64, f32m, t.float64, t.uint64, t.int32[:, ::1],
                            t.float64)],
     }
 
@@ -220,7 +245,7 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     part = xp.empty((grid, n_topics), dtype=xp.float32)
     _launch("summed_p_partial", grid, block, col_ptr, col_doc, col_nz, _f32("ratio", ratio),
             _f32("doc_topic", theta), cptr, np.int64(launch.CHUNK), part)
-    _launch("summed_p_draw", *launch.summed_draw(n_words), col_ptr, counts,
+    _launch("summed_p_draw", *launch.summed_draw(n_words), counts,
             _f32("topic_word_t", phi_t), cptr, part, np.float64(n_samples), np.uint64(key),
             p_out, np.float64(pool_max))
     return p_out
