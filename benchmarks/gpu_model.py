@@ -1,24 +1,26 @@
-"""A written GPU performance model of one SAME pass at paper scale (no GPU measured here).
+"""A written GPU performance model of SAME at paper scale: the bytes every CUDA kernel moves.
 
-Counts, per sweep, the bytes each CUDA kernel of :mod:`same.kernels.cuda` moves, the Poisson
-draws and the integer atomics, and turns them into seconds per pass on an H100 SXM
-(3.35 TB/s HBM3; 132 SMs × 128 FP32 lanes × 1.98 GHz boost) at 50 % and 100 % of its
-bandwidth.  The default shape is NYTimes (D 300,000, W 102,660, NNZ 69.7M, K 256), m = 100,
-5 sweeps per pass.  Assumptions, all stated in the output:
+For each minibatch step of either sampler at the paper's NYTimes and PubMed minibatches
+(:func:`same.kernels.launch.paper_shapes`, K = 256 and 1024) it counts the global-memory
+accesses of every kernel launch from the kernels' loops (:func:`same.kernels.traffic.accesses`,
+the count tests/sim_traffic.py checks against the simulator's), plus the step's CuPy
+zeroing and θ update, and turns them into bytes and seconds per pass on an H100:
 
-- float32 θ, φ, μ, counts c; int32 word ids; int64 row pointers; int32 T, P;
-- φ-row reads: a low bound that reads φ once per sweep (rows stay in L2) and a high bound
-  that reads a full row from HBM for every nonzero (no reuse; NYTimes' φ is 105 MB against
-  the H100's 50 MB L2, so the truth lies between, nearer the low bound for frequent words);
-- draws per nonzero: at most min(K, m·c) topics get a draw of their own plus one pooled draw
-  (:func:`same.kernels.elements.draw_nonzero`); ``draws_per_nonzero`` sets the estimate used
-  (default: 8, what a trained model at m = 100 gives, where a few topics hold most mass);
-- each draw costs ``instructions_per_draw`` lane instructions (PTRS ≈ 100, inversion ≈ 40,
-  the early exit ≈ 15; default 60), each positive count two int32 atomics (T and P).
+- ``issued``: every element each thread reads or writes (an atomicAdd a read and a write);
+- ``high`` (no reuse): ``issued`` with a value every thread of a block reads counted once per
+  block, the rest from HBM (θ and φ rows re-read from memory for every nonzero);
+- ``low`` (full reuse): each array's bytes at most once per launch (rows stay in the 50 MB L2
+  or in L1), T and P once for all their atomics.
+
+Seconds per pass = bytes per pass / HBM bandwidth, 3.35 TB/s (NVIDIA H100 SXM5 80GB datasheet,
+HBM3): the time the memory traffic alone takes, a lower bound on a pass, not a prediction;
+draws, the per-nonzero prefix sums of one thread, atomics' latency, IncNorm and CuPy's sort
+of the block into CSC order are not in it.  Assumptions, in the output: every document within
+one chunk (≤ 1,024 nonzeros) and every word in the block, m·c ≥ 1 (no early exit), and
+``positive`` (nonzero, topic) pairs with a draw per nonzero: 1 to ``--positive`` (default 8,
+what a trained model at m = 100 gives, where a few topics hold most mass).
 
     python benchmarks/gpu_model.py            # writes results/gpu/model.json
-
-A user with a GPU compares it with ``python benchmarks/gpu_same.py`` (measured).
 """
 
 from __future__ import annotations
@@ -26,50 +28,99 @@ from __future__ import annotations
 import argparse
 import json
 
-SHAPES = {"nytimes": (300_000, 102_660, 69_679_427), "pubmed": (8_200_000, 141_043, 483_450_157)}
-H100 = {"name": "H100 SXM5 80GB", "hbm_bytes_per_s": 3.35e12,
-        "lane_instructions_per_s": 132 * 128 * 1.98e9, "atomics_per_s": 0.5e12}
+from same.kernels import launch, traffic
+
+H100 = {"name": "H100 SXM5 80GB (HBM3)", "hbm_bytes_per_s": 3.35e12,
+        "source": "NVIDIA H100 Tensor Core GPU datasheet: 3.35 TB/s GPU memory bandwidth"}
+#: The result's ``model``: what an earlier result at ``--out`` must say to be replaced.
+MODEL = "SAME on one GPU: global-memory bytes of every kernel per pass, from their loops"
+N_INNER = 5
 
 
-def sweep_model(n_docs, n_words, nnz, n_topics, draws_per_nonzero, instructions_per_draw):
-    """Bytes (low, high), draws and atomics of one sweep of the per-nonzero sampler."""
-    f, i32, i64 = 4, 4, 8
-    phi = n_words * n_topics * f
-    theta = n_docs * n_topics * f
-    csr = nnz * (i32 + f) + (n_docs + 1) * i64
-    rows_high = nnz * n_topics * f
-    sddmm = {"low": csr + theta + phi + nnz * f, "high": csr + theta + rows_high + nnz * f}
-    counts_out = (n_docs + n_words) * n_topics * i32  # T and P (atomics land in L2)
-    sample = {"low": csr + nnz * f + theta + phi + counts_out,
-              "high": csr + nnz * f + theta + rows_high + counts_out}
-    draws = nnz * draws_per_nonzero
-    return {"bytes": {"sddmm": sddmm, "sample_accumulate": sample},
-            "draws": draws, "atomics": 2 * draws,
-            "instructions": draws * instructions_per_draw + 2 * nnz * n_topics * 2}
+def paper_block(shape: dict, positive: float) -> traffic.Block:
+    """The model's block at a paper shape: documents within one chunk, every word present,
+    every nonzero drawn, ``positive`` pairs with a draw per nonzero."""
+    n, d, w = shape["nnz"], shape["n_docs"], shape["n_words"]
+    return traffic.Block(d, w, n, shape["n_topics"], doc_chunks=d,
+                         word_chunks=w + -(-n // launch.CHUNK), words_present=w, drawn=n,
+                         positive=round(positive * n))
 
 
-def seconds(sweep, sweeps, gpu, fraction):
+def footprint(b: traffic.Block, words: bool = False) -> dict[str, int]:
+    """Bytes of each kernel array of block ``b`` (the low bound's once-per-launch); ``cptr``
+    over words (the P sweep's) or documents."""
+    D, W, N, K = b.n_docs, b.n_words, b.nnz, b.n_topics
+    elems = {"indptr": D + 1, "indices": N, "data": N, "theta": D * K, "phi_t": W * K,
+             "mu": N, "out": N, "t_out": D * K, "p_out": W * K, "tokens": D,
+             "ratio_out": N, "ratios": N, "col_ptr": W + 1, "col_doc": N, "col_nz": N,
+             "counts": W, "cptr": (W if words else D) + 1}
+    return {a: n * traffic.ITEMSIZE[a] for a, n in elems.items()}
+
+
+def kernel_bytes(b: traffic.Block) -> dict[str, dict[str, float]]:
+    """kernel → {"issued", "high", "low"} bytes of one launch on block ``b``."""
+    acc, shared = traffic.accesses(b, "high"), traffic.broadcast()
     out = {}
-    for bound in ("low", "high"):
-        mem = sum(b[bound] for b in sweep["bytes"].values()) / (gpu["hbm_bytes_per_s"] * fraction)
-        compute = sweep["instructions"] / gpu["lane_instructions_per_s"]
-        atom = sweep["atomics"] / gpu["atomics_per_s"]
-        out[bound] = {"memory_s": sweeps * mem, "compute_s": sweeps * compute,
-                      "atomics_s": sweeps * atom, "s_per_pass": sweeps * max(mem, compute, atom)}
+    for kernel, arrays in acc.items():
+        foot = footprint(b, "p_" in kernel)
+        issued = high = low = 0.0
+        for a, (r, w) in arrays.items():
+            size = traffic.ITEMSIZE[a]
+            issued += (r + w) * size
+            reads = (r / launch.THREADS if a in shared.get(kernel, ()) else r) * size
+            high += reads + w * size
+            cap = foot.get(a, float("inf"))  # the partial sums: streamed, no reuse
+            low += min(reads, cap) + min(w * size, cap)
+        out[kernel] = {"issued": issued, "high": high, "low": low}
     return out
 
 
-#: The result's ``model``: what an earlier result at ``--out`` must say to be replaced.
-MODEL = "SAME per-nonzero sampler on one GPU: bytes, draws, atomics per sweep"
+def step_bytes(b: traffic.Block, sampler: str, n_inner: int = N_INNER) -> dict[str, float]:
+    """{"low", "high", "issued"} bytes of one minibatch step (``n_inner`` sweeps), kernels
+    plus CuPy's zeroing of T and P and the θ update (read T, write θ) of the nonzero sampler.
+    The summed sampler's step: n_inner − 1 T sweeps, the ratios, the P sweep."""
+    from collections import Counter
+
+    k = kernel_bytes(b)
+    DK, WK = b.n_docs * b.n_topics * 4, b.n_words * b.n_topics * 4
+    shapes = launch.launch_shapes(b.n_docs, b.n_words, b.nnz, b.n_topics, n_inner)
+    plan = Counter(x.kernel for x in shapes[sampler])  # the step's launches, one source
+    if sampler == "nonzero":  # launch_shapes lists one sweep of it
+        plan = Counter({name: n * n_inner for name, n in plan.items()})
+        extra = n_inner * (DK + 2 * DK) + WK  # zero T; T → θ; zero P once
+    else:
+        extra = 2 * DK  # θ copied for the sweeps
+    return {f: sum(k[name][f] * times for name, times in plan.items()) + extra
+            for f in ("low", "high", "issued")}
+
+
+def model(positive: float, n_inner: int = N_INNER) -> dict:
+    """Per paper shape and sampler: bytes per step and per pass, and seconds per pass (low,
+    high) at full H100 bandwidth; a pass is :data:`same.params.PAPER_MINIBATCHES` steps."""
+    from same.params import PAPER_MINIBATCHES
+
+    out = {}
+    for name, shape in launch.paper_shapes().items():
+        rows = {}
+        for sampler in ("nonzero", "summed"):
+            lo = step_bytes(paper_block(shape, 1.0), sampler, n_inner)
+            hi = step_bytes(paper_block(shape, positive), sampler, n_inner)
+            per_pass = {"low": lo["low"] * PAPER_MINIBATCHES,
+                        "high": hi["high"] * PAPER_MINIBATCHES}
+            rows[sampler] = {
+                "bytes_per_step": {"low": lo["low"], "high": hi["high"],
+                                   "issued": hi["issued"]},
+                "bytes_per_pass": per_pass,
+                "seconds_per_pass_bound": {b: v / H100["hbm_bytes_per_s"]
+                                           for b, v in per_pass.items()}}
+        out[name] = {"shape": shape, **rows}
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=sorted(SHAPES), default="nytimes")
-    ap.add_argument("--n-topics", type=int, default=256)
-    ap.add_argument("--n-inner", type=int, default=5)
-    ap.add_argument("--draws-per-nonzero", type=float, default=8.0)
-    ap.add_argument("--instructions-per-draw", type=float, default=60.0)
+    ap.add_argument("--positive", type=float, default=8.0,
+                    help="(nonzero, topic) pairs with a positive draw per nonzero, high end")
     ap.add_argument("--out", default="results/gpu/model.json")
     args = ap.parse_args(argv)
 
@@ -77,24 +128,19 @@ def main(argv=None) -> int:
     from same.provenance import provenance, write_json
 
     check_option(args.out, json_kind({"model": MODEL}), "gpu_model.py")
-
-    D, W, NNZ = SHAPES[args.shape]
-    sweep = sweep_model(D, W, NNZ, args.n_topics, args.draws_per_nonzero,
-                        args.instructions_per_draw)
-    result = {"model": MODEL,
-              "shape": {"name": args.shape, "n_docs": D, "n_words": W, "nnz": NNZ,
-                        "n_topics": args.n_topics},
-              "settings": {"n_samples": 100, "n_inner": args.n_inner,
-                           "draws_per_nonzero": args.draws_per_nonzero,
-                           "instructions_per_draw": args.instructions_per_draw},
-              "gpu": H100, "per_sweep": sweep,
-              "per_pass": {f"{int(fr * 100)}%_bandwidth": seconds(sweep, args.n_inner, H100, fr)
-                           for fr in (0.5, 1.0)},
-              "paper_s_per_pass": {"GTX-690, BIDMach, K=256, m=100": 30},
-              "measured": "none: no GPU on this project's machines (benchmarks/gpu_same.py)"}
+    result = {"model": MODEL, "gpu": H100,
+              "settings": {"n_inner": N_INNER, "positive_per_nonzero": [1.0, args.positive],
+                           "threads": launch.THREADS, "chunk": launch.CHUNK,
+                           "nz_chunk": launch.NZ_CHUNK},
+              "assumptions": __doc__.split("Assumptions, in the output: ")[1].split("\n\n")[0]
+              .replace("\n", " "),
+              "shapes": model(args.positive),
+              "paper_s_per_pass": {"GTX-690, BIDMach, NYTimes K=256, m=100": 30},
+              "measured": "results/gpu/h100_2026-11-26 (the kernels before issue 40)"}
     result.update(provenance())
     write_json(args.out, result, option="--out")
-    print(json.dumps(result["per_pass"], indent=1))
+    print(json.dumps({n: {s: v[s]["seconds_per_pass_bound"] for s in ("nonzero", "summed")}
+                      for n, v in result["shapes"].items()}, indent=1))
     return 0
 
 

@@ -22,7 +22,11 @@ import scipy.sparse as sp
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1 first"
 
 from same import kernels  # noqa: E402
+from same.kernels import cuda as kcuda  # noqa: E402
 from same.kernels import launch as klaunch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sim_traffic  # noqa: E402
 
 klaunch.THREADS = 8
 # blocks of the per-nonzero sampler take several nonzeros, documents spanning blocks
@@ -233,6 +237,7 @@ CASES = {
     "summed_k5_m_below_1": lambda: _summed(5, 0.5),
     "summed_chunked_k37": lambda: _summed_chunked(37, 100.0),
     "summed_chunked_k5_m_below_1": lambda: _summed_chunked(5, 0.5, chunk=2),
+    "traffic": lambda: sim_traffic.traffic_case(problem, kernels, klaunch, kcuda),
     "samelda_fit": _fit,
     "samelda_fit_summed": lambda: _fit("summed"),
 }

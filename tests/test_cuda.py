@@ -169,7 +169,11 @@ def test_gpu_benchmark_script_smoke(tmp_path):
     data = json.loads(out.read_text())
     assert data["shape"]["n_words"] == 102_660
     assert data["seconds_per_pass"]["summed"]["1"] > 0
-    assert data["kernels"]["sddmm"]["fraction_of_copy_bandwidth"] > 0
+    sddmm = data["kernels"]["sddmm"]
+    bound = sddmm["model_bytes_bound"]
+    assert 0 < bound["low"] <= bound["high"]
+    assert 0 < sddmm["fraction_of_copy_bandwidth_at_low_bound"] <= sddmm[
+        "fraction_of_copy_bandwidth_at_high_bound"]
     assert data["device"] == {"backend": "numpy"} and data["machine"]["cpu"]
     agree = data["agreement_with_cpu"]  # the CPU against itself: everything equal
     assert agree["T_cells_equal"] == agree["P_cells_equal"] == 1.0
