@@ -39,10 +39,12 @@ N_INNER = 5
 
 def paper_block(shape: dict, positive: float) -> traffic.Block:
     """The model's block at a paper shape: documents within one chunk, every word present,
-    every nonzero drawn, ``positive`` pairs with a draw per nonzero."""
+    ⌈nnz / CHUNK⌉ words of two chunks (the partial sums' bound), every nonzero drawn,
+    ``positive`` pairs with a draw per nonzero."""
     n, d, w = shape["nnz"], shape["n_docs"], shape["n_words"]
-    return traffic.Block(d, w, n, shape["n_topics"], doc_chunks=d,
-                         word_chunks=w + -(-n // launch.CHUNK), words_present=w, drawn=n,
+    long = min(w, -(-n // launch.CHUNK))  # words over one chunk: as many as nnz allows
+    return traffic.Block(d, w, n, shape["n_topics"], doc_chunks=d, word_chunks=w + long,
+                         doc_single=d, word_single=w - long, words_present=w, drawn=n,
                          positive=round(positive * n))
 
 
@@ -53,7 +55,7 @@ def footprint(b: traffic.Block, words: bool = False) -> dict[str, int]:
     elems = {"indptr": D + 1, "indices": N, "data": N, "theta": D * K, "phi_t": W * K,
              "mu": N, "out": N, "t_out": D * K, "p_out": W * K, "tokens": D,
              "ratio_out": N, "ratios": N, "col_ptr": W + 1, "col_doc": N, "col_nz": N,
-             "counts": W, "cptr": (W if words else D) + 1}
+             "counts": W, "cptr": (W if words else D) + 1, "mptr": (W if words else D)}
     return {a: n * traffic.ITEMSIZE[a] for a, n in elems.items()}
 
 

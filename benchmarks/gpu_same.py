@@ -115,13 +115,13 @@ def _model_bytes(counts, n_topics) -> dict:
 
     from same.kernels import launch, traffic
 
-    per_doc, per_word = np.diff(counts.indptr), np.bincount(counts.indices,
-                                                            minlength=counts.shape[1])
+    docs = -(-np.diff(counts.indptr) // launch.CHUNK)
+    words = -(-np.bincount(counts.indices, minlength=counts.shape[1]) // launch.CHUNK)
     out = {}
     for bound, positive in (("low", 1), ("high", 8)):
         b = traffic.Block(counts.shape[0], counts.shape[1], counts.nnz, n_topics,
-                          int(np.sum(-(-per_doc // launch.CHUNK))),
-                          int(np.sum(-(-per_word // launch.CHUNK))), int((per_word > 0).sum()),
+                          int(docs.sum()), int(words.sum()), int((docs == 1).sum()),
+                          int((words == 1).sum()), int((words > 0).sum()),
                           drawn=counts.nnz, positive=positive * counts.nnz)
         for name, v in gpu_model.kernel_bytes(b).items():
             out.setdefault(name, {})[bound] = v[bound]

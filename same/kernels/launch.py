@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 __all__ = ["THREADS", "MIN_BLOCKS", "DRAW_PASSES", "CHUNK", "NZ_CHUNK", "Launch", "sddmm",
-           "sample_accumulate", "poisson", "flat", "chunks_bound", "summed_partial",
+           "sample_accumulate", "poisson", "flat", "chunks_bound", "parts_bound", "summed_partial",
            "summed_draw", "launch_shapes", "paper_shapes"]
 
 #: Threads per block of the kernels.
@@ -83,15 +83,23 @@ def chunks_bound(n_segments: int, nnz: int) -> int:
     return _cdiv(nnz, CHUNK) + int(n_segments)
 
 
+def parts_bound(nnz: int) -> int:
+    """Rows of partial sums a launch may write: only segments of more than one chunk keep
+    theirs (the rest are drawn in their block), ⌈len / CHUNK⌉ < 2·len / CHUNK of those."""
+    return max(1, 2 * _cdiv(nnz, CHUNK))
+
+
 def summed_partial(n_segments: int, nnz: int) -> tuple[int, int]:
     """(grid, block) of ``summed_t_partial`` / ``summed_p_partial``: a block per chunk (blocks
-    past the last chunk return), its threads over the chunk's entries, then over topics."""
+    past the last chunk return), its threads over the chunk's entries, then over topics; a
+    segment of one chunk is drawn there too."""
     return max(1, chunks_bound(n_segments, nnz)), THREADS
 
 
 def summed_draw(n_segments: int) -> tuple[int, int]:
     """(grid, block) of ``summed_t_draw`` / ``summed_p_draw``: a block per segment (document
-    or word), its threads over topics adding the chunks' partial sums, one thread drawing."""
+    or word; those of one chunk return), its threads over topics adding the chunks' partial
+    sums, one thread drawing."""
     return max(1, int(n_segments)), THREADS
 
 
@@ -113,10 +121,11 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * (K + 3 * ktop))
     partial = _cdiv(CHUNK, THREADS) * K + CHUNK * ktop  # the T side's dots, then the sums
     draw = DRAW_PASSES * K + K  # the draw and θ's update, by one thread
-    t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial)
+    t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial + draw)
     t_draw = Launch("summed_t_draw", *summed_draw(n_docs), _cdiv(doc_nnz, CHUNK) * ktop + draw)
     ratio = Launch("summed_ratio", *flat(nnz), K)
-    p_part = Launch("summed_p_partial", *summed_partial(n_words, nnz), CHUNK * ktop)
+    p_part = Launch("summed_p_partial", *summed_partial(n_words, nnz),
+                    CHUNK * ktop + DRAW_PASSES * K)
     p_draw = Launch("summed_p_draw", *summed_draw(n_words), _cdiv(word_docs, CHUNK) * ktop
                     + DRAW_PASSES * K)
     g, b = poisson(n_docs * K)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "rows"]
+__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows"]
 
 
 @njit(inline="always", cache=True)
@@ -49,6 +49,15 @@ def chunk_ptr(xp, ptr, chunk: int):
     if ptr.shape[0] > 1:
         out[1:] = xp.cumsum((ptr[1:] - ptr[:-1] + (chunk - 1)) // chunk)
     return out
+
+
+def multi_ptr(xp, cptr):
+    """(len(cptr) − 1,) int64 on ``xp``: for each segment of more than one chunk, the first
+    row of its partial sums in a compact array holding only such segments' chunks (at most
+    :func:`same.kernels.launch.parts_bound` rows); the rest are never read."""
+    n = cptr[1:] - cptr[:-1]
+    multi = xp.where(n > 1, n, 0)
+    return xp.cumsum(multi) - multi
 
 
 def rows(xp, ptr, n: int):

@@ -27,7 +27,7 @@ __all__ = ["Block", "accesses", "broadcast", "search_steps", "ITEMSIZE"]
 #: Bytes per element of each array (float32 θ, φ, μ, counts and ratios; int64 pointers).
 ITEMSIZE = {"indptr": 8, "indices": 4, "data": 4, "theta": 4, "phi_t": 4, "mu": 4, "out": 4,
             "t_out": 4, "p_out": 4, "cptr": 8, "part": 4, "tokens": 8, "ratio_out": 4,
-            "ratios": 4, "col_ptr": 8, "col_doc": 8, "col_nz": 8, "counts": 8}
+            "ratios": 4, "col_ptr": 8, "col_doc": 8, "col_nz": 8, "counts": 8, "mptr": 8}
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,10 @@ class Block:
 
     n_docs, n_words, nnz, n_topics : D, W, nonzeros, K;
     doc_chunks, word_chunks : Σ ⌈len / CHUNK⌉ over documents and over words (the partial
-    sums' real blocks); words_present : words with a nonzero; drawn, positive : see the
-    module docstring; accumulate : whether the per-nonzero sampler adds to P.
+    sums' real blocks); doc_single, word_single : documents and words of exactly one chunk
+    (drawn in their partial-sum block); words_present : words with a nonzero; drawn,
+    positive : see the module docstring; accumulate : whether the per-nonzero sampler adds
+    to P.
     """
     n_docs: int
     n_words: int
@@ -45,6 +47,8 @@ class Block:
     n_topics: int
     doc_chunks: int
     word_chunks: int
+    doc_single: int
+    word_single: int
     words_present: int
     drawn: int
     positive: int
@@ -77,6 +81,8 @@ def accesses(b: Block, bound: str = "high") -> dict[str, dict[str, tuple[int, in
     g_t = launch.summed_partial(D, N)[0]
     g_p = launch.summed_partial(W, N)[0]
     atom = (b.positive, b.positive)
+    mt, mp = b.doc_chunks - b.doc_single, b.word_chunks - b.word_single  # partial-sum rows
+    dn, wn = D - b.doc_single, W - b.word_single  # drawn by the draw kernels
     return {
         "sddmm": {"indptr": (N * sd, 0), "indices": (N, 0), "theta": (N * K, 0),
                   "phi_t": (N * K, 0), "out": (0, N)},
@@ -86,18 +92,21 @@ def accesses(b: Block, bound: str = "high") -> dict[str, dict[str, tuple[int, in
             "phi_t": (b.drawn * K, 0), "t_out": atom,
             "p_out": atom if b.accumulate else (0, 0)},
         "summed_t_partial": {
-            "cptr": (g_t * T + b.doc_chunks * T * (sd + 1), 0),
+            "cptr": (g_t * T + b.doc_chunks * T * (sd + 3) + mt * T, 0), "mptr": (mt * T, 0),
             "indptr": (b.doc_chunks * T * 2, 0), "data": (N, 0), "indices": (N, 0),
-            "theta": (N * K, 0), "phi_t": (2 * N * K, 0), "part": (0, b.doc_chunks * K)},
-        "summed_t_draw": {"cptr": (2 * T * D, 0), "theta": (D * K, D * K),
-                          "part": (b.doc_chunks * K, 0), "tokens": (D, 0)},
+            "theta": (N * K + b.doc_single * K, b.doc_single * K), "phi_t": (2 * N * K, 0),
+            "part": (0, mt * K), "tokens": (b.doc_single, 0)},
+        "summed_t_draw": {"cptr": (2 * T * D, 0), "mptr": (dn * T, 0),
+                          "theta": (dn * K, dn * K), "part": (mt * K, 0), "tokens": (dn, 0)},
         "summed_ratio": {"indptr": (N * sd, 0), "indices": (N, 0), "data": (N, 0),
                          "theta": (N * K, 0), "phi_t": (N * K, 0), "ratio_out": (0, N)},
         "summed_p_partial": {
-            "cptr": (g_p * T + b.word_chunks * T * (sw + 1), 0),
+            "cptr": (g_p * T + b.word_chunks * T * (sw + 3) + mp * T, 0), "mptr": (mp * T, 0),
             "col_ptr": (b.word_chunks * T * 2, 0), "col_nz": (N, 0), "ratios": (N, 0),
-            "col_doc": (N, 0), "theta": (N * K, 0), "part": (0, b.word_chunks * K)},
-        "summed_p_draw": {"cptr": (2 * T * W, 0), "phi_t": (W * K, 0),
-                          "part": (b.word_chunks * K, 0), "counts": (b.words_present, 0),
-                          "p_out": (0, W * K)},
+            "col_doc": (N, 0), "theta": (N * K, 0), "part": (0, mp * K),
+            "phi_t": (b.word_single * K, 0), "p_out": (0, b.word_single * K),
+            "counts": (b.word_single, 0)},
+        "summed_p_draw": {"cptr": (2 * T * W, 0), "mptr": (wn * T, 0), "phi_t": (wn * K, 0),
+                          "part": (mp * K, 0), "p_out": (0, wn * K),
+                          "counts": (b.words_present - b.word_single, 0)},
     }
