@@ -324,12 +324,10 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
     """IncNorm blend of φ̂ = P/s + β into φᵀ, in place (BIDMach ``updaters/IncNorm.scala``).
 
     phi_t : (W, K) float32 φᵀ; p_t : (W, K) int32 Pᵀ; row_total : (K,) float32 moving average of
-    φ̂'s row totals, updated in place.  Returns (phi_t, row_total).
-
-    Raises
-    ------
-    ValueError
-        ``p_t`` not of φᵀ's shape, or ``row_total`` not of shape (K,).
+    φ̂'s row totals, updated in place.  Returns (phi_t, row_total).  On CuPy computed as
+    cpu.incnorm_t: Σ_w P exact (int64), blend and normalisations in float64, φ stored in φᵀ's
+    dtype after each (only the float64 sums' order differs).  Raises ValueError: ``p_t`` not
+    of φᵀ's shape, or ``row_total`` not of shape (K,).
     """
     _check("phi_t", phi_t, 2, "f")
     if p_t.shape != phi_t.shape or row_total.shape != phi_t.shape[1:]:
@@ -342,8 +340,6 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
         incnorm_t(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),
                   float(rho))
         return phi_t, row_total
-    # as cpu.incnorm_t: Σ_w P exact (int64), blend and normalisations in float64, φ stored in
-    # φᵀ's dtype after each (only the float64 sums' order differs)
     f64, rho, s, beta = xp.float64, float(rho), float(prior_scale), float(topic_word_prior)
     total = (1.0 - rho) * row_total.astype(f64) + rho * (
         p_t.sum(axis=0, dtype=xp.int64) / s + phi_t.shape[0] * beta)
