@@ -70,30 +70,33 @@ def check_fit_memory(method: str, n_topics: int, n_words: int, n_docs_kept: int 
         _check_device_memory(xp, n_topics, n_words, n_docs_kept)
     in_ram = doc_topic_in_ram(n_docs_kept, n_topics, xp)
     n_docs_in_ram = n_docs_kept if in_ram else 0
-    need = fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram)
-    have = psutil.virtual_memory().available
-    if need > have:
-        from .textinput import int_text
-
-        theta = f" and θ of {int_text(n_docs_in_ram)} documents" if n_docs_in_ram else ""
-        raise MemoryError(f"{method} with n_components={int_text(n_topics)} × "
-                          f"{int_text(n_words)} words: its φ arrays{theta} need at least "
-                          f"{_gib(need)} GiB, more than the {_gib(have)} GiB available; use "
-                          "fewer topics or a smaller vocabulary")
+    _refuse(method, n_topics, n_words, n_docs_in_ram,
+            fit_memory_lower_bound(method, n_topics, n_words, n_docs_in_ram),
+            psutil.virtual_memory().available)
 
 
 def _check_device_memory(xp, n_topics: int, n_words: int, n_docs_kept: int) -> None:
     """Refuse a SAME fit on CuPy whose device arrays exceed the GPU's free memory."""
+    have = int(xp.cuda.runtime.memGetInfo()[0]) + int(xp.get_default_memory_pool().free_bytes())
+    _refuse("same", n_topics, n_words, n_docs_kept,
+            device_memory_lower_bound(n_topics, n_words, n_docs_kept), have, device=True)
+
+
+def _refuse(method: str, n_topics: int, n_words: int, n_docs: int, need: int, have: int,
+            device: bool = False) -> None:
+    """The one-line MemoryError of :func:`check_fit_memory` when ``need`` > ``have`` bytes,
+    of host memory or (``device``) of the GPU's."""
+    if need <= have:
+        return
     from .textinput import int_text
 
-    need = device_memory_lower_bound(n_topics, n_words, n_docs_kept)
-    have = int(xp.cuda.runtime.memGetInfo()[0]) + int(xp.get_default_memory_pool().free_bytes())
-    if need > have:
-        theta = f" and θ of {int_text(n_docs_kept)} documents" if n_docs_kept else ""
-        raise MemoryError(f"same with n_components={int_text(n_topics)} × {int_text(n_words)} "
-                          f"words on the GPU: its φ arrays{theta} need at least {_gib(need)} "
-                          f"GiB of device memory, more than the {_gib(have)} GiB free; use "
+    theta = f" and θ of {int_text(n_docs)} documents" if n_docs else ""
+    on, of, left, use = ((" on the GPU", " of device memory", "free",
                           "fewer topics, a smaller vocabulary or keep_doc_topic=False")
+                         if device else ("", "", "available", "fewer topics or a smaller vocabulary"))
+    raise MemoryError(f"{method} with n_components={int_text(n_topics)} × {int_text(n_words)} "
+                      f"words{on}: its φ arrays{theta} need at least {_gib(need)} GiB{of}, more "
+                      f"than the {_gib(have)} GiB {left}; use {use}")
 
 
 def _gib(n_bytes: int) -> str:
