@@ -69,22 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", type=Path, default=REPO / "README.md")
     ap.add_argument("--model", type=Path, default=MODEL)
     args = ap.parse_args(argv)
-    blocks = {"gpu_model": render(json.loads(args.model.read_text()))}
-    text = args.readme.read_text()
-    try:
-        stale = rn.stale_blocks(text, blocks)
-    except ValueError as e:
-        print(f"{args.readme}: {e}", file=sys.stderr)
-        return 1
-    if args.check:
-        if stale:
-            print(f"{args.readme}: the gpu_model block differs from {args.model}; run python "
-                  "benchmarks/readme_gpu.py", file=sys.stderr)
-        return 1 if stale else 0
-    if stale:
-        rn.write_atomic(args.readme, text, rn.replace_blocks(text, blocks))
-    print(f"{args.readme}: {', '.join(stale) or 'no'} block rewritten")
-    return 0
+    return rn.update_readme(args.readme, {"gpu_model": render(json.loads(args.model.read_text()))},
+                            args.check, str(args.model), "benchmarks/readme_gpu.py")
 
 
 if __name__ == "__main__":

@@ -318,21 +318,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", type=Path, default=REPO / "README.md")
     ap.add_argument("--bench", type=Path, default=REPO / "results" / "bench")
     args = ap.parse_args(argv)
-    blocks = render_blocks(args.bench)
-    text = args.readme.read_text()
+    return update_readme(args.readme, render_blocks(args.bench), args.check,
+                         f"{args.bench}/*.json", "benchmarks/readme_numbers.py")
+
+
+def update_readme(readme: Path, blocks: dict[str, str], check: bool, source: str,
+                  script: str) -> int:
+    """Rewrite ``readme``'s ``blocks`` (name → text) where stale, or (``check``) only say
+    which are stale and exit 1; ``source``: what the blocks are rendered from, ``script``:
+    the command that rewrites them. Returns the exit status."""
+    text = readme.read_text()
     try:
         stale = stale_blocks(text, blocks)
     except ValueError as e:
-        print(f"{args.readme}: {e}", file=sys.stderr)
+        print(f"{readme}: {e}", file=sys.stderr)
         return 1
-    if args.check:
+    if check:
         if stale:
-            print(f"{args.readme}: bench block(s) {', '.join(stale)} differ from "
-                  f"{args.bench}/*.json; run python benchmarks/readme_numbers.py", file=sys.stderr)
+            print(f"{readme}: block(s) {', '.join(stale)} differ from {source}; run python "
+                  f"{script}", file=sys.stderr)
         return 1 if stale else 0
     if stale:
-        write_atomic(args.readme, text, replace_blocks(text, blocks))
-    print(f"{args.readme}: {', '.join(stale) or 'no'} block(s) rewritten")
+        write_atomic(readme, text, replace_blocks(text, blocks))
+    print(f"{readme}: {', '.join(stale) or 'no'} block(s) rewritten")
     return 0
 
 
