@@ -243,7 +243,8 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     while θ and the ratios go to the P sweep (the same values as a second call with
     ``keys=[carry_key]`` on a copy of θ).  A document at a time (CPU
     :func:`same.kernels.cpu.summed_t_sweeps_csr`; GPU :func:`same.kernels.cuda_summed.summed_t_sweeps`,
-    long documents summed in chunks): equal in distribution, the same counts in the simulator.
+    long documents summed in chunks): the same draws up to float32 rounding of long documents'
+    sums, the same counts in the simulator.
 
     Raises
     ------

@@ -17,8 +17,9 @@ K = 1024):
    topic boundaries the events are compared with are the CPU's, bit for bit) and the pooled
    draw n -- the one K-long serial pass per nonzero, kept for that reason;
 3. the n events across the threads (each its own counter), by the CPU's rule: fewer than
-   K/4 events, a branch-free count over cum per event; more, a guide table, each entry found
-   by binary search (the first topic whose cum exceeds i/K of the pooled rate: the table the
+   K/4 events, each event's topic by binary search over cum (the topic the CPU's branch-free
+   count gives, in log₂ K steps rather than K); more, a guide table, each entry found by
+   binary search (the first topic whose cum exceeds i/K of the pooled rate: the table the
    CPU's sequential build gives), then the CPU's walk; z_k += 1 with shared-memory atomics;
 4. the nonzero entries of z added to T_d and P_w with int32 ``atomicAdd`` (≤ 2 per topic with
    a positive draw, as before), z zeroed.
@@ -36,7 +37,7 @@ import numpy as np
 from numba import cuda, float64, int32
 from numba.core import config
 
-from .elements import CAT_SALT, _categorical, element_counter, poisson, uniform
+from .elements import CAT_SALT, element_counter, poisson, uniform
 from .segments import row_of
 
 _TOPICS_MAX = 1024
@@ -64,7 +65,7 @@ def _split_events(n, pooled, cum, guide, z, key, ctr, n_topics):  # pragma: no c
     if n * _GUIDE_EVERY < n_topics:
         for e in range(tid, n, nth):
             x = uniform(cat_key, ctr + np.uint64(e)) * pooled
-            cuda.atomic.add(z, _categorical(x, cum, n_topics), 1)
+            cuda.atomic.add(z, first_above(cum, x, n_topics), 1)
         return
     step = pooled / n_topics
     for i in range(tid, n_topics, nth):
@@ -133,7 +134,7 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
 
     _twins = python_twins()
     uniform, poisson = _twins["uniform"], _twins["poisson"]
-    element_counter, _categorical = _twins["element_counter"], _twins["_categorical"]
+    element_counter = _twins["element_counter"]
     row_of = python_twins(_segments)["row_of"]
     first_above, split_events = _first_above, _split_events
 

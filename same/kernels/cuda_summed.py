@@ -25,10 +25,9 @@ Chunking keeps the order of the terms within a chunk and adds the chunks in orde
 of at most CHUNK entries (nearly every document, and every word in fewer than CHUNK documents
 of the block) gets exactly the CPU's acc, so under numba-cuda's simulator the counts are
 bit-identical to the CPU kernels' there; a longer segment's acc is the same sum grouped
-differently, so its float32 rounding may differ in the last bits and a draw may flip: the
-counts stay equal in distribution (the same Poisson draws of the same rates, from the same
-counters), identical except where rounding flips a draw, as for NVVM's fused multiply-adds
-(:mod:`same.kernels.cuda`).  Deterministic: no floating-point atomics.  The chunk list of a
+differently, so its rates may differ from the CPU's in the last float32 bits: the same
+draws from the same counters, identical except where that rounding flips a draw, as for
+NVVM's fused multiply-adds (:mod:`same.kernels.cuda`).  Deterministic: no floating-point atomics.  The chunk list of a
 launch is bounded without reading the block (⌈nnz / CHUNK⌉ + segments), so nothing waits for
 the device; blocks past the last chunk return at once.
 """

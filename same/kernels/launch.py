@@ -9,8 +9,9 @@ Serial loops are counted in *topic iterations*: one pass of a loop over the K to
 item (a dot product, an axpy, a pass of :func:`same.kernels.elements.draw_nonzero`) counts K;
 a Poisson draw of :func:`poisson` counts 1.  They are worst-case bounds over every corpus of
 the shape: a document may hold every word of the vocabulary (``min(W, nnz)`` nonzeros) and a
-word may occur in every document of the minibatch; the random number of pooled events of a
-draw is not counted (its mean is below K · ``pool_max``).
+word may occur in every document of the minibatch; the pooled events of a draw are counted
+on the few-events path (fewer than K/4, binary searches), not on the guide table's, whose
+number is random (its mean is below K · ``pool_max``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ POISSON_BLOCKS = 4096
 #: of those kernels' shared ratio array, so lower it only.
 CHUNK = 1024
 #: Nonzeros per block of the per-nonzero sampler (each ≤ K + 3·⌈K / THREADS⌉ topic
-#: iterations of its first thread, the pooled events aside).
+#: iterations of its first thread, and ⌈⌈K/4⌉ / THREADS⌉·⌈log₂ K⌉ binary-search steps of
+#: the fewer than K/4 pooled events a thread places on the few-events path; the guide
+#: table's walks, whose count is random, aside).
 NZ_CHUNK = 32
 
 
@@ -118,7 +121,8 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     g, b = sddmm(nnz)
     sd = Launch("sddmm", g, b, K)
     ktop = _cdiv(K, THREADS)  # topics of one thread in a block across topics
-    sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * (K + 3 * ktop))
+    few = _cdiv(_cdiv(K, 4), THREADS) * max(1, math.ceil(math.log2(K)))  # few-events path
+    sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * (K + 3 * ktop + few))
     partial = _cdiv(CHUNK, THREADS) * K + CHUNK * ktop  # the T side's dots, then the sums
     draw = DRAW_PASSES * K + K  # the draw and θ's update, by one thread
     t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial + draw)
