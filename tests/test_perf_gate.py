@@ -189,7 +189,7 @@ def test_base_rules_on_a_throwaway_history(tmp_path):
         assert res.stdout.startswith("perf gate SKIPPED: .ci/landed in the working tree")
         assert "nothing new to gate" in res.stdout
 
-    # rule 3: the change's first commit carries the record; three commits, all gated
+    # rule 3: the change's first commit carries the record; three commits, one comparison
     repo.commit("C: records B as landed")
     repo.commit("D", {"f.txt": "d\n"})
     e = repo.commit("E", {"g.txt": "e\n"})
@@ -197,8 +197,14 @@ def test_base_rules_on_a_throwaway_history(tmp_path):
     assert res.returncode == 0, res.output
     assert base_line(res) == f"perf gate: base {b} chosen by rule 3: .ci/landed as committed" \
                              " at HEAD names it as the last landed commit"
-    assert "perf gate: 3 commit(s) in base..head, all gated" in res.stdout
+    assert ("perf gate: 3 commit(s) in base..head, compared as one change (base against "
+            "head)") in res.stdout
     assert "WARNING" not in res.output
+    # a record far behind HEAD is named: a later landing may not have been recorded
+    res = repo.perf("--print-base", PERF_MAX_COMMITS="2")
+    assert res.returncode == 0 and ("perf gate WARNING: 3 commits since the base; if a later "
+                                    "change landed, record it (.ci/perf --mark-landed)"
+                                    ) in res.stdout, res.output
 
     # rule 1: the command line, then PERF_BASE
     res = repo.perf("--print-base", a, e)
@@ -286,7 +292,7 @@ def test_the_gate_catches_a_slowdown_in_the_first_of_three_commits(tmp_path):
     assert res.returncode == 1, res.output
     assert base_line(res) == f"perf gate: base {a} chosen by rule 3: .ci/landed as committed" \
                              " at HEAD names it as the last landed commit"
-    assert "perf gate: 3 commit(s) in base..head, all gated" in res.stdout
+    assert "perf gate: 3 commit(s) in base..head, compared as one change (base against head)" in res.stdout
     assert re.search(r"^SLOWER x[\d.]+: bench_kernels\.Kernels\.time_work\('numpy'\)", res.stdout,
                      re.M), res.output
     assert "perf gate FAILED" in res.stdout
