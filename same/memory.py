@@ -24,9 +24,10 @@ PHI_BYTES_PER_ENTRY = {"same": 20, "cgs": 20, "vb_online": 40, "vb_batch": 40,
 
 
 #: Bytes per topic-word entry a SAME fit holds on the GPU at once, at least (cupy backend):
-#: φᵀ (float32), its IncNorm successor (float32, same.algorithm.incnorm_update) and the
-#: step's P counts (int32).
-DEVICE_BYTES_PER_ENTRY = 12
+#: φᵀ (float32), its IncNorm successor (float32, same.algorithm.incnorm_update), the step's P
+#: counts (int32) and IncNorm's float64 blend (same.kernels.incnorm: φᵀ as float64, made
+#: while the other three are held; its further temporaries are not counted).
+DEVICE_BYTES_PER_ENTRY = 20
 
 
 def device_memory_lower_bound(n_topics: int, n_words: int, n_docs_kept: int = 0) -> int:

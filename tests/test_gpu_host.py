@@ -124,7 +124,8 @@ def test_device_batches_stage_two_blocks_ahead_of_the_consumer(cupy, corpus, mon
 def test_a_fit_beyond_the_gpus_free_memory_is_refused_before_anything_is_allocated(cupy,
                                                                                    corpus):
     """Issue 40 item 7: on the cupy backend the memory check counts device memory: SAME's φᵀ,
-    its IncNorm successor and P (12 bytes per K × W entry) and θ of the kept documents,
+    its IncNorm successor, P and IncNorm's float64 blend (20 bytes per K × W entry) and θ of
+    the kept documents,
     against the driver's free memory plus what CuPy's pool holds free."""
     from same.memory import DEVICE_BYTES_PER_ENTRY, device_memory_lower_bound
 
