@@ -7,8 +7,9 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from same.config import backend_problem, check_config, check_config_files, config_error_line
-from same.textcorpus import check_corpus_paths
+from same.experiments.config import (backend_problem, check_config, check_config_files,
+                                     config_error_line, rename_keys)
+from same.data.textcorpus import check_corpus_paths
 
 min_version("8.0")
 
@@ -21,15 +22,16 @@ configfile: str(Path(workflow.basedir) / "config/config.yaml")
 # A bad config stops here, before any job: one line on stderr naming the key, exit status 1
 # (an exception raised here would be printed by Snakemake with its frames and, for a schema
 # error, a multi-line dump of the schema). RUNS: the table of runs, label → method, budget,
-# params, seeds (same.runs.plan_runs), every run's spec validated.
+# params, seeds (same.experiments.plan.plan_runs), every run's spec validated.
 try:
     # a key given twice in a config file (Snakemake's loader keeps the last one)
     check_config_files(workflow.configfiles)
+    rename_keys(config)  # keys renamed in 0.1 (scale_study), accepted until 0.2
     # also fills in the schema's defaults: the workflow's own (split, cache_dir, ...); SameLDA's
     # parameters have none there, so an absent same.<key> takes the estimator's default
     validate(config, "config/config.schema.yaml")
     RUNS = check_config(config, Path(workflow.basedir) / "config/config.schema.yaml")
-    check_corpus_paths(config)  # corpora: entries' files exist (same.textcorpus)
+    check_corpus_paths(config)  # corpora: entries' files exist (same.data.textcorpus)
 except (WorkflowError, ValueError) as exc:
     sys.exit(config_error_line(exc))
 

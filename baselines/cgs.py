@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from same.methods import CHECKPOINTS
+from same.data.protocol import CHECKPOINTS
 
 from . import Checkpoint, Stopwatch, drain, positive_int
 
@@ -65,7 +65,7 @@ def _topic_word(model, vocab_ids: np.ndarray, n_words: int, topic_word_prior: fl
 def check_cgs_params(params: dict, seed) -> None:
     """Check a CGS run's seed and the settings its spec gives (``iterations``,
     ``checkpoints``, ``threads``; other keys are checked by the spec).  The one check, used by
-    :func:`iter_cgs` and by :meth:`same.spec.RunSpec.validate`.
+    :func:`iter_cgs` and by :meth:`same.experiments.spec.RunSpec.validate`.
 
     Raises
     ------
@@ -126,7 +126,7 @@ def iter_cgs(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_w
 
     check_cgs_params({"iterations": iterations, "checkpoints": checkpoints, "threads": threads},
                      random_state)
-    from same.counts import validate_counts  # the input gate, before any C code
+    from same.data.count_matrix import validate_counts  # the input gate, before any C code
 
     X = validate_counts(X, "X", require_tokens=False)
     model = _model_with_docs(X, n_topics, doc_topic_prior, topic_word_prior, random_state)

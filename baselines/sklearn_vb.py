@@ -5,7 +5,7 @@
 
 - online: one pass = one ``partial_fit`` over all documents, i.e. ⌈D / batch_size⌉ online
   M-steps on minibatches of ``batch_size`` documents in corpus order (default
-  :func:`same.params.paper_batch_size`, the paper's 1/20 of the documents), each with
+  :func:`same.data.protocol.paper_batch_size`, the paper's 1/20 of the documents), each with
   ρ_t = (τ0 + t)^−κ, t = 1, 2, ... counted over minibatches across passes, and
   ``total_samples`` = D; κ = ``learning_decay``, τ0 = ``learning_offset`` with
   scikit-learn's defaults 0.7 and 10 (not gensim's 0.5 and 1);
@@ -33,7 +33,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from same.params import paper_batch_size
+from same.data.protocol import paper_batch_size
 
 from . import Checkpoint, Stopwatch, drain, number_in, positive_int
 
@@ -55,7 +55,7 @@ def check_sklearn_params(params: dict, seed=None, *, mode: str | None = None,
     """Check the scikit-learn VB settings a run spec gives (``batch_size``, ``learning_decay``,
     ``learning_offset``, ``max_doc_update_iter``, ``threads``; other keys are checked by the
     spec) and, when given, the seed, the mode and α, β.  The one check, used by
-    :func:`iter_sklearn` (and meant for :meth:`same.spec.RunSpec.validate`).
+    :func:`iter_sklearn` (and meant for :meth:`same.experiments.spec.RunSpec.validate`).
 
     ``batch_size`` None or a positive integer (documents per minibatch); ``learning_decay``
     (κ) in [0, 1] and ``learning_offset`` (τ0) in [1, ∞), scikit-learn's ranges;
@@ -115,7 +115,7 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
     random_state : int in 0..SKLEARN_SEED_MAX, scikit-learn's seed (used whole)
     passes : passes over the documents
     batch_size : documents per online minibatch; default ceil(D/20)
-        (:func:`same.params.paper_batch_size`); online only
+        (:func:`same.data.protocol.paper_batch_size`); online only
     learning_decay, learning_offset : κ, τ0 of ρ_t = (τ0 + t)^−κ; default 0.7, 10
         (:data:`SKLEARN_DECAY`, :data:`SKLEARN_OFFSET`); online only
     max_doc_update_iter : E-step iterations per document at most (scikit-learn default 100)
@@ -142,7 +142,7 @@ def iter_sklearn(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float,
                           "max_doc_update_iter": max_doc_update_iter, "threads": threads},
                          random_state, mode=mode, doc_topic_prior=doc_topic_prior,
                          topic_word_prior=topic_word_prior)
-    from same.counts import validate_counts  # the input gate, before any C code
+    from same.data.count_matrix import validate_counts  # the input gate, before any C code
 
     X = sp.csr_matrix(validate_counts(X, "X", require_tokens=False),
                       dtype=np.float64)  # once, not per partial_fit call

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from same.params import paper_batch_size
+from same.data.protocol import paper_batch_size
 
 from . import Checkpoint, Stopwatch, drain, number_in, positive_int
 
@@ -55,7 +55,7 @@ def check_vb_params(params: dict, seed=None, mode: str | None = None) -> None:
     [0, 1] and ``offset`` (τ0) in [1, ∞) (below 1 the first step would exceed ρ = 1), and in
     ``mode`` "batch" neither of the last two (they would have no effect); ``seed`` when given:
     an integer in 0..:data:`VB_SEED_MAX`.  A value None counts as not given.  The one check,
-    used by :func:`iter_vb` and by :meth:`same.spec.RunSpec.validate`.
+    used by :func:`iter_vb` and by :meth:`same.experiments.spec.RunSpec.validate`.
 
     Raises
     ------
@@ -118,7 +118,7 @@ def iter_vb(X: sp.csr_matrix, *, n_topics: int, doc_topic_prior: float, topic_wo
     positive_int("passes", passes)
     check_vb_params({"chunksize": chunksize, "iterations": iterations, "decay": decay,
                      "offset": offset}, seed=random_state, mode=mode)
-    from same.counts import validate_counts  # the input gate, before any C code
+    from same.data.count_matrix import validate_counts  # the input gate, before any C code
 
     X = validate_counts(X, "X", require_tokens=False)
     n_docs, n_words = X.shape

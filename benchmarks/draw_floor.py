@@ -20,18 +20,18 @@ def draw_floor(counts, sampler: str, n_topics: int, n_samples: float, n_inner: i
     (λ_dk = m θ_dk Σ_w c_dw φ_kw / μ_dw) and one P draw per word of the block
     (λ_wk = m φ_kw Σ_d c_dw θ_dk / μ_dw).  ``nonzero`` (Algorithm 3 as written): ``n_inner``
     draws per nonzero and topic, λ_jk = m c_j θ_dk φ_kw / μ_j.  Rates are classed as the
-    kernels draw them (:mod:`same.kernels.elements`): λ ≥ 10 by PTRS, POOL ≤ λ < 10 by
+    kernels draw them (:mod:`same.model.kernels.elements`): λ ≥ 10 by PTRS, POOL ≤ λ < 10 by
     inversion, λ < POOL pooled into one draw per row (document, word or nonzero).  Each class's
     draws are then timed on its own rates with the kernels' generator
-    (:func:`same.kernels.cpu.poisson_draws`, 1 thread); the sum is a lower bound on a pass
+    (:func:`same.model.kernels.cpu.poisson_draws`, 1 thread); the sum is a lower bound on a pass
     (no μ, no accumulation, no categorical splits of the pooled events, whose number per pass
     is reported too): a lower bound for these kernels' draw code on this machine (a faster
     exact Poisson generator would lower it; NumPy's ``Generator.poisson`` is timed on the same
     rates for comparison).  At 2 threads the sum is divided by the draw code's measured
     speed-up (:func:`draw_scaling`, on all the pass's rates) and, for reference, by 2.
     """
-    from same.kernels.cpu import set_threads
-    from same.sampler import SameLDA
+    from same.model.kernels.cpu import set_threads
+    from same.model.sampler import SameLDA
 
     set_threads(1)
     model = SameLDA(n_components=n_topics, n_copies=n_samples, n_inner=n_inner, max_iter=passes,
@@ -52,7 +52,7 @@ def _pass_rates(model, counts, sampler: str, n_samples: float, n_inner: int) -> 
     """The Poisson rates of one pass from a fitted model's θ and φ, by the kernels' class."""
     import scipy.sparse as sp
 
-    from same import kernels
+    from same.model import kernels
 
     phi = model.topic_word_.astype(np.float32).astype(np.float64)  # K × W, as sampled
     theta = np.asarray(model.doc_topic_, dtype=np.float64)
@@ -84,7 +84,7 @@ def _pass_rates(model, counts, sampler: str, n_samples: float, n_inner: int) -> 
 def _time_draw_classes(rates: dict) -> tuple[dict, float, dict]:
     """Each class's draws timed on (up to 10^6 of) its own rates, 1 thread; (per class,
     seconds per pass, the 2-thread scaling of all of them)."""
-    from same.kernels.cpu import poisson_draws
+    from same.model.kernels.cpu import poisson_draws
 
     out, total, samples = {}, 0.0, []
     rng = np.random.default_rng(0)
@@ -109,10 +109,10 @@ def _time_draw_classes(rates: dict) -> tuple[dict, float, dict]:
 
 def draw_scaling(sample: np.ndarray, repeats: int = 5) -> dict:
     """This machine's 2-thread speed-up of the kernels' draw code: the best-of-``repeats``
-    seconds of :func:`same.kernels.cpu.poisson_dense` (independent draws, parallel, no
+    seconds of :func:`same.model.kernels.cpu.poisson_dense` (independent draws, parallel, no
     synchronisation) on ``sample`` at 1 and at 2 threads, and their ratio; no pass's draws can
     scale better."""
-    from same.kernels.cpu import poisson_dense, set_threads
+    from same.model.kernels.cpu import poisson_dense, set_threads
 
     out = np.empty(sample.shape, dtype=np.int64)
     seconds = {}

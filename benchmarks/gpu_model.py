@@ -1,9 +1,9 @@
 """A written GPU performance model of SAME at paper scale: the bytes every CUDA kernel moves.
 
 For each minibatch step of either sampler at the paper's NYTimes and PubMed minibatches
-(:func:`same.kernels.launch.paper_shapes`, K = 256 and 1024) it counts the global-memory
-accesses of every kernel launch from the kernels' loops (:func:`same.kernels.traffic.accesses`,
-the count tests/sim_traffic.py checks against the simulator's), plus the step's CuPy
+(:func:`same.model.kernels.launch.paper_shapes`, K = 256 and 1024) it counts the global-memory
+accesses of every kernel launch from the kernels' loops (:func:`same.model.kernels.traffic.accesses`,
+the count tests/model/sim_traffic.py checks against the simulator's), plus the step's CuPy
 zeroing and θ update, and turns them into bytes and seconds per pass on an H100:
 
 - ``issued``: every element each thread reads or writes (an atomicAdd a read and a write);
@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from same.kernels import launch, traffic
+from same.model.kernels import launch, traffic
 
 H100 = {"name": "H100 SXM5 80GB (HBM3)", "hbm_bytes_per_s": 3.35e12,
         "source": "NVIDIA H100 Tensor Core GPU datasheet: 3.35 TB/s GPU memory bandwidth"}
@@ -98,8 +98,8 @@ def step_bytes(b: traffic.Block, sampler: str, n_inner: int = N_INNER) -> dict[s
 
 def model(positive: float, n_inner: int = N_INNER) -> dict:
     """Per paper shape and sampler: bytes per step and per pass, and seconds per pass (low,
-    high) at full H100 bandwidth; a pass is :data:`same.params.PAPER_MINIBATCHES` steps."""
-    from same.params import PAPER_MINIBATCHES
+    high) at full H100 bandwidth; a pass is :data:`same.model.params.PAPER_MINIBATCHES` steps."""
+    from same.model.params import PAPER_MINIBATCHES
 
     out = {}
     for name, shape in launch.paper_shapes().items():
@@ -126,8 +126,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="results/gpu/model.json")
     args = ap.parse_args(argv)
 
-    from same.outputs import check_option, json_kind
-    from same.provenance import provenance, write_json
+    from same.experiments.provenance import provenance, write_json
+    from same.io.outputs import check_option, json_kind
 
     check_option(args.out, json_kind({"model": MODEL}), "gpu_model.py")
     result = {"model": MODEL, "gpu": H100,

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHAPES = ("nytimes", "pubmed", "kos")  # shapes of same.corpus.REGISTRY
+SHAPES = ("nytimes", "pubmed", "kos")  # shapes of same.data.corpus.REGISTRY
 
 
 def _sync(xp):
@@ -84,18 +84,18 @@ def device_info(xp) -> dict:
 
 def _raw_kernels(xp, block, theta, phi_t, mu, T, P):
     """Callables running the SDDMM and the per-nonzero sampler alone.  On CuPy they launch the
-    kernels straight (:func:`same.kernels.cuda._launch`, the launch shapes of
-    :mod:`same.kernels.launch`) on arrays converted once: no finiteness check, no zeroing and
+    kernels straight (:func:`same.model.kernels.cuda._launch`, the launch shapes of
+    :mod:`same.model.kernels.launch`) on arrays converted once: no finiteness check, no zeroing and
     no allocation in the timed call (T and P keep adding up; only the time is used).  On
-    NumPy, the CPU kernels through :mod:`same.kernels`."""
-    from same import kernels
+    NumPy, the CPU kernels through :mod:`same.model.kernels`."""
+    from same.model import kernels
 
     if xp is np:
         return (lambda: kernels.sddmm(block.indptr, block.indices, theta, phi_t, out=mu),
                 lambda: kernels.sample_accumulate(block.indptr, block.indices, block.data,
                                                   theta, phi_t, mu, 100.0, 7, T, P))
-    from same.kernels import cuda as kc
-    from same.kernels import launch
+    from same.model.kernels import cuda as kc
+    from same.model.kernels import launch
 
     indptr = xp.asarray(block.indptr, dtype=xp.int64)
     indices = xp.asarray(block.indices, dtype=xp.int32)
@@ -113,7 +113,7 @@ def _model_bytes(counts, n_topics) -> dict:
     bytes one launch moves on this minibatch: 1 and 8 topics with a draw per nonzero."""
     import gpu_model
 
-    from same.kernels import launch, traffic
+    from same.model.kernels import launch, traffic
 
     docs = -(-np.diff(counts.indptr) // launch.CHUNK)
     words = -(-np.bincount(counts.indices, minlength=counts.shape[1]) // launch.CHUNK)
@@ -133,7 +133,7 @@ def kernel_figures(xp, counts, n_topics, timer, bandwidth) -> dict:
     (:func:`_raw_kernels`), beside the model's bounds on the bytes each moves: the bandwidth
     each bound implies, and its share of the measured copy bandwidth (above 1 at the high
     bound means the cache served part of it)."""
-    from same.backend import to_backend
+    from same.model.backend import to_backend
 
     rng = np.random.default_rng(0)
     block = to_backend(counts.astype(np.float32), xp)
@@ -167,8 +167,8 @@ def agreement(xp, counts, n_topics, n_samples=100.0, key=7) -> dict:
     Returns the largest relative μ difference and, for T and P of one per-nonzero sweep, the
     share of cells equal and the relative difference of the totals (1.0, 1.0, 0 on NumPy).
     """
-    from same import kernels
-    from same.backend import to_backend, to_numpy
+    from same.model import kernels
+    from same.model.backend import to_backend, to_numpy
 
     rng = np.random.default_rng(1)
     host = counts.astype(np.float32)
@@ -219,7 +219,7 @@ def _args():
 
 def seconds_per_pass(args, counts, batch) -> dict:
     """sampler → {m: training seconds of the last of ``args.passes`` passes}."""
-    from same.sampler import SameLDA
+    from same.model.sampler import SameLDA
 
     out = {}
     for sampler in args.samplers:
@@ -242,16 +242,16 @@ BENCHMARK = "SAME seconds per pass at paper shape (synthetic corpus)"
 
 def main() -> None:
     args = _args()
-    from same.outputs import check_option, json_kind
+    from same.io.outputs import check_option, json_kind
 
     out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
     check_option(out, json_kind({"benchmark": BENCHMARK}), "gpu_same.py")  # before work
 
-    from same.backend import get_xp
-    from same.corpus import REGISTRY
-    from same.params import paper_batch_size
-    from same.provenance import provenance, write_json
-    from same.synthetic import shaped_corpus
+    from same.data.corpus import REGISTRY
+    from same.data.synthetic import shaped_corpus
+    from same.experiments.provenance import provenance, write_json
+    from same.model.backend import get_xp
+    from same.model.params import paper_batch_size
 
     xp = get_xp(args.backend)
     info = REGISTRY[args.shape]

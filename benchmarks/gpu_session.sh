@@ -25,7 +25,7 @@ for name in ("numpy", "scipy", "numba", "numba-cuda", "llvmlite", "cupy-cuda13x"
 PY
 } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
-timeout "${PYTEST_LIMIT:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_cuda.py \
-  tests/test_backend.py 2>&1 | tee "$out/pytest_gpu.log"
+timeout "${PYTEST_LIMIT:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/model/test_cuda.py \
+  tests/model/test_backend.py 2>&1 | tee "$out/pytest_gpu.log"
 timeout "${SAME_LIMIT:-330}" python3 benchmarks/gpu_same.py --out "$out/same_nytimes_cupy.json" "$@" 2>&1 \
   | tee "$out/gpu_same.log"

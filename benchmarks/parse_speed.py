@@ -2,7 +2,7 @@
 
 Writes ``results/bench/parse.json``.  A synthetic docword file of ``--lines``
 entries (default 10M, Zipf-like word ids, sorted by document then word) is
-generated with pyarrow, then parsed by :func:`same.corpus.read_docword` in a
+generated with pyarrow, then parsed by :func:`same.data.corpus.read_docword` in a
 fresh child process whose peak RSS is read from ``getrusage``.  The time is
 scaled linearly to NYTimes' 69,679,427 lines.  The cached (``.npz``) load of
 KOS is timed against the first parse as well.
@@ -70,7 +70,7 @@ def child(path: str) -> None:
     import pyarrow.csv  # noqa: F401  (imports counted in the baseline, not the parse)
     import scipy.sparse  # noqa: F401
 
-    from same.corpus import read_docword
+    from same.data.corpus import read_docword
 
     base = _rss_mib()
     t0 = time.perf_counter()
@@ -82,7 +82,7 @@ def child(path: str) -> None:
 
 
 def kos_cache_speedup() -> dict | None:
-    from same import corpus
+    from same.data import corpus
 
     try:
         with tempfile.TemporaryDirectory() as d:
@@ -99,7 +99,7 @@ def kos_cache_speedup() -> dict | None:
 
 
 #: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
-BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
+BENCHMARK = "corpus parse (same.data.corpus.read_docword), synthetic docword files"
 
 
 def main() -> None:
@@ -112,8 +112,8 @@ def main() -> None:
         child(args.child)
         return
 
-    from same.outputs import check_option, json_kind
-    from same.provenance import provenance, write_json
+    from same.experiments.provenance import provenance, write_json
+    from same.io.outputs import check_option, json_kind
 
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), "parse_speed.py")  # first
 

@@ -79,9 +79,9 @@ def verdict(rows: list[Row], factor: str = "the factor") -> tuple[bool, list[str
 
 
 def write_regex(path: Path, regex: str) -> None:
-    """Write ``regex`` by :mod:`same.outputs`'s rules: an existing file is replaced only when
+    """Write ``regex`` by :mod:`same.io.outputs`'s rules: an existing file is replaced only when
     it holds an earlier regex of this script (empty, or one line ``^...$``)."""
-    from same.outputs import Kind, write_text
+    from same.io.outputs import Kind, write_text
 
     def ours(p: Path) -> bool:
         old = p.read_bytes()

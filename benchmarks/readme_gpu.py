@@ -47,7 +47,7 @@ def render(d: dict) -> str:
     paper = ", ".join(f"{rn.num(v)} s per pass (`{k}`)" for k, v in d["paper_s_per_pass"].items())
     intro = rn.wrap(f"""GPU performance model (`results/gpu/model.json`, `python
         benchmarks/gpu_model.py`): the global-memory bytes of every kernel of a minibatch step,
-        counted from the kernels' loops (the count tests/sim_traffic.py checks, access by
+        counted from the kernels' loops (the count tests/model/sim_traffic.py checks, access by
         access, against numba-cuda's simulator), at the paper's minibatches, {st['n_inner']}
         sweeps a step, on `{g['name']}` at {rn.num(g['hbm_bytes_per_s'] / 1e12, 2)} TB/s.
         Low: each array at most once per launch (θ and φ rows reused from L2) and

@@ -3,7 +3,7 @@
 Every figure in the two blocks is formatted from a field of ``results/bench/same_cpu.json`` or
 ``results/bench/scale.json`` (or computed from such fields); only the prose is written here.
 README.md is rewritten between ``<!-- bench:NAME:begin -->`` and ``<!-- bench:NAME:end -->``
-and nowhere else, by one rename of a complete new file (:mod:`same.outputs`).
+and nowhere else, by one rename of a complete new file (:mod:`same.io.outputs`).
 
     python benchmarks/readme_numbers.py            # rewrite the blocks
     python benchmarks/readme_numbers.py --check    # exit 1 if the README's blocks are stale
@@ -296,15 +296,15 @@ def stale_blocks(text: str, blocks: dict[str, str]) -> list[str]:
 
 def write_atomic(path: Path, old: str, text: str) -> None:
     """Replace ``path`` (whose text was ``old``) by ``text`` by one rename of a complete new
-    file (:func:`same.outputs.write_file`), created with its mode less the umask; refused
+    file (:func:`same.io.outputs.write_file`), created with its mode less the umask; refused
     (one line) if the file changed since it was read.
 
     Raises
     ------
-    same.outputs.OutputError
+    same.io.outputs.OutputError
         ``path`` no longer holds ``old`` (edited meanwhile), or is a symbolic link.
     """
-    from same.outputs import Kind, write_file
+    from same.io.outputs import Kind, write_file
 
     data = text.encode()
     kind = Kind("README as read by this script", lambda p: p.read_text() == old)

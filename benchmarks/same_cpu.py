@@ -45,8 +45,8 @@ TARGETS = {"summed": 0.025, "nonzero": 0.3}
 def seconds_per_pass(counts, sampler: str, threads: int, passes: int, n_topics: int,
                      n_samples: float, n_inner: int) -> dict:
     """Per-pass training seconds of one sampler; median of passes 2..n."""
-    from same.kernels.cpu import set_threads
-    from same.sampler import SameLDA
+    from same.model.kernels.cpu import set_threads
+    from same.model.sampler import SameLDA
 
     set_threads(threads)
     model = SameLDA(n_components=n_topics, n_copies=n_samples, n_inner=n_inner, max_iter=passes,
@@ -99,7 +99,7 @@ def _trace(spec, split, work: Path, points=None) -> dict:
     """Run ``spec`` through the shared runner; (seconds, ll) per checkpoint."""
     import pandas as pd
 
-    from same.runner import run
+    from same.experiments.runner import run
 
     out = run(spec, split, work / f"{spec.label}", progress=False, points=points)
     df = pd.read_csv(out / "trace.csv")
@@ -122,7 +122,7 @@ def crossing(trace: dict, target: float) -> dict:
 def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
             cgs_iterations: int, work: Path) -> dict:
     """Time-to-quality of SAME (summed) against tomotopy CGS, and the VB lls (see module)."""
-    from same.spec import RunSpec
+    from same.experiments.spec import RunSpec
 
     def spec(method, label, threads, budget, **params):
         return RunSpec(method=method, n_components=n_topics, doc_topic_prior=0.1,
@@ -208,13 +208,13 @@ BENCHMARK = "SAME CPU samplers: seconds per pass, FLOP rate, time to quality"
 
 def main() -> None:
     args = _args()
-    from same.outputs import check_option, json_kind
+    from same.io.outputs import check_option, json_kind
 
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), "same_cpu.py")  # before work
-    from same import corpus
-    from same.params import paper_batch_size
-    from same.provenance import provenance, write_json
-    from same.split import make_split
+    from same.data import corpus
+    from same.data.split import make_split
+    from same.experiments.provenance import provenance, write_json
+    from same.model.params import paper_batch_size
 
     data = corpus.load(args.dataset)
     batch_docs = paper_batch_size(data.n_docs)

@@ -4,7 +4,7 @@ Peak RSS is the kernel's high-water mark of the step's process (``VmHWM``); peak
 memory (``RssAnon``, polled) leaves out file pages, e.g. of the memory-mapped split that SAME,
 VB and the evaluator train and score from, which the kernel can drop under memory pressure.
 
-For synthetic corpora of NYTimes' make-up (:func:`same.synthetic.shaped_corpus`: D, NNZ and
+For synthetic corpora of NYTimes' make-up (:func:`same.data.synthetic.shaped_corpus`: D, NNZ and
 tokens divided by ``--fractions``, W kept) at K = 256, measures in a fresh process per step —
 so each peak RSS is that step's alone — parse (docword.txt.gz → CSR), split, SAME (both
 samplers, one pass), CGS (tomotopy, two iterations), VB online and VB batch (gensim, one pass)
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from same.corpus import REGISTRY  # the corpora's shapes, one source
+from same.data.corpus import REGISTRY  # the corpora's shapes, one source
 
 NYTIMES = {k: getattr(REGISTRY["nytimes"], k) for k in ("n_docs", "n_words", "nnz", "n_tokens")}
 PUBMED_NNZ, PUBMED_DOCS = REGISTRY["pubmed"].nnz, REGISTRY["pubmed"].n_docs
@@ -46,37 +46,37 @@ def run_step(step: str, work: Path, n_topics: int) -> dict:
     """One measurement in this process (called in a child by :func:`measure`)."""
     import scipy.sparse as sp
 
-    import same.artefact
-    from same.split import load_split
+    import same.data.artefact
+    from same.data.split import load_split
 
     # these corpora stand in for paper-scale ones, whose splits (> MMAP_MIN_BYTES) the runner
     # maps: map them too, whatever their size here
-    same.artefact.MMAP_MIN_BYTES = 0
+    same.data.artefact.MMAP_MIN_BYTES = 0
     t0 = time.perf_counter()
     extra = {}
     if step == "parse":
-        from same.docword import read_docword
+        from same.data.docword import read_docword
 
         X = read_docword(work / "docword.synthetic.txt.gz")
         extra["csr_bytes"] = _csr_bytes(sp.csr_matrix(X))
     elif step == "split":
-        from same.corpus import npz_memmap
-        from same.split import make_split
+        from same.data.corpus import npz_memmap
+        from same.data.split import make_split
 
         z = npz_memmap(work / "counts.npz")  # as `same-lda split` maps the parsed cache
         X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]),
                           shape=tuple(int(n) for n in z["shape"]))
         make_split(X, 0.1, 0, name="synthetic").save(work / "split.npz")
     elif step == "evaluate":
-        from same.evaluate import evaluate
+        from same.model.evaluate import evaluate
 
         split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         phi = np.random.default_rng(0).dirichlet(np.full(split.train.shape[1], 0.1), n_topics)
         t0 = time.perf_counter()
         evaluate(phi, 0.1, split)
     else:
-        from same.methods import checkpoints
-        from same.spec import RunSpec
+        from same.experiments.methods import checkpoints
+        from same.experiments.spec import RunSpec
 
         split = load_split(work / "split.npz", mmap=True)  # as the runner loads it
         method, params = step, {}
@@ -157,7 +157,7 @@ def _child(step: str, work: Path, n_topics: int) -> dict:
 
 def _baseline_rss() -> int:
     code = ("import sys; sys.path.insert(0, 'benchmarks'); import scale, numpy, scipy.sparse, "
-            "same, same.sampler, same.evaluate; print(scale.peak_rss())")
+            "same, same.model.sampler, same.model.evaluate; print(scale.peak_rss())")
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout)
 
@@ -166,7 +166,7 @@ def measure(fractions, n_topics: int, seed: int = 0) -> dict:
     """Every step at every size; see the module docstring."""
     import scipy.sparse as sp
 
-    from same.synthetic import shaped_corpus
+    from same.data.synthetic import shaped_corpus
 
     sizes = []
     for f in fractions:
@@ -209,7 +209,7 @@ def per_doc_bytes(step: str, n_topics: int) -> int:
 
 def _theta_in_file(step: str, n_docs: int, n_topics: int) -> bool:
     """SAME keeps θ in a mapped temporary file above THETA_MMAP_BYTES (not anonymous)."""
-    from same.backend import THETA_MMAP_BYTES
+    from same.model.backend import THETA_MMAP_BYTES
 
     return step.startswith("same") and n_docs * n_topics * 4 > THETA_MMAP_BYTES
 
@@ -254,8 +254,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="results/bench/scale.json")
     args = ap.parse_args(argv)
 
-    from same.outputs import check_option, json_kind
-    from same.provenance import provenance, write_json
+    from same.experiments.provenance import provenance, write_json
+    from same.io.outputs import check_option, json_kind
 
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), "scale.py")  # before work
 

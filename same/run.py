@@ -4,7 +4,7 @@ FutureWarning)."""
 import sys
 import warnings
 
-from .cli import main
+from .experiments.cli import main
 
 if __name__ == "__main__":
     warnings.warn("python -m same.run is deprecated in 0.1 and will be removed in 0.2: use "

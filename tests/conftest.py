@@ -58,7 +58,7 @@ def uci_dir() -> Path:
 
 @pytest.fixture
 def kos(uci_dir, monkeypatch):
-    from same import corpus
+    from same.data import corpus
 
     monkeypatch.setenv("SAME_DATA_DIR", str(uci_dir))
     return corpus.load("kos", download=False)
@@ -72,8 +72,8 @@ def rng():
 @pytest.fixture(scope="module")
 def split_path(tmp_path_factory):
     """A saved split of a tiny LDA corpus (200 documents, 80 words, 3 topics), 20 % test."""
-    from same.split import make_split
-    from same.synthetic import lda_corpus
+    from same.data.split import make_split
+    from same.data.synthetic import lda_corpus
 
     syn = lda_corpus(n_docs=200, n_words=80, n_topics=3, doc_length=60, seed=9)
     path = tmp_path_factory.mktemp("split") / "split.npz"

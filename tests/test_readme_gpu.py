@@ -1,6 +1,6 @@
 """The GPU performance model: its committed result is what the code computes, the README's
 block is the render of that result, every figure in it comes from a field, and its bytes
-follow the access count that tests/sim_traffic.py checks against the simulator."""
+follow the access count that tests/model/sim_traffic.py checks against the simulator."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_check_fails_on_a_stale_block(tmp_path, model):
 def test_bytes_follow_the_access_count():
     """Issued bytes are the traffic model's accesses times the element sizes; the high bound
     counts a block-wide broadcast once per block; the low bound is never above the high."""
-    from same.kernels import launch, traffic
+    from same.model.kernels import launch, traffic
 
     b = gm.paper_block(launch.paper_shapes()["nytimes K=256"], 8.0)
     acc = traffic.accesses(b, "high")

@@ -105,7 +105,7 @@ def test_dry_run_paper_profile_and_cluster():
     assert res.returncode == 0, res.stderr
     # 2 datasets × (S seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
     # + other prior scale + m=1 long + 8 sensitivity runs (on validation documents) + 2 K × 2
-    # fractions × 4 methods of the scale study + 3 × 6 tuning runs + the tuned twins: 3 main
+    # fractions × 4 methods of the crossover study + 3 × 6 tuning runs + the tuned twins: 3 main
     # methods × S seeds, 5 m-sweep runs and 3 schedules at tuning.tuned_variant_seeds) fits,
     # 2 splits, 2 × 12 figure/table jobs (tuning's included), scaling, claims, `all`
     cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
@@ -140,8 +140,8 @@ def test_absent_same_keys_take_the_estimators_defaults(tmp_path):
     """The workflow as parsed (the Snakefile's schema validation included) leaves a SameLDA
     parameter the config does not set out of the run spec, so the estimator's default is
     the one used: the schema has none to fill in."""
-    from same.runs import SAME_CONFIG_PARAMS
-    from same.sampler import SameLDA
+    from same.experiments.runs import SAME_CONFIG_PARAMS
+    from same.model.sampler import SameLDA
 
     repo = repo_copy(tmp_path)
     cfg_path = repo / "config/config.yaml"
@@ -172,12 +172,12 @@ def test_any_uci_corpus_needs_no_code_change():
     assert "figures/nips/fig1_passes.png" in res.stdout
 
 
-def test_scale_study_planned_for_every_corpus():
-    """The scale study and the sensitivity study are planned for each configured corpus."""
+def test_crossover_study_planned_for_every_corpus():
+    """The crossover study and the sensitivity study are planned for each configured corpus."""
     res = smk("-n", "--config", "datasets=[kos,nips]")
     assert res.returncode == 0, res.stderr
     for d in ("kos", "nips"):
-        for out in (f"figures/{d}/scale_study.png", f"results/{d}/scale_study.csv",
+        for out in (f"figures/{d}/crossover_study.png", f"results/{d}/crossover_study.csv",
                     f"figures/{d}/sensitivity.png", f"results/{d}/study_cgs_f0.25/K64/seed0",
                     f"results/{d}/study_vb_batch_f1/K8/seed0", f"results/{d}/same_m100/K64/seed2",
                     f"results/{d}/sens_keep_doc_topic_false/K64/seed0",
@@ -199,18 +199,18 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     res = smk(*args, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     for name in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
-                 "prior_scale", "sensitivity", "scale_study"):
+                 "prior_scale", "sensitivity", "crossover_study"):
         for ext in ("png", "pdf"):
             assert (work / f"figures/kos/{name}.{ext}").stat().st_size > 1000
     # a row per (K, training fraction) and held-out estimator
     from same.report.verdicts import METRICS
 
-    assert len((work / "results/kos/scale_study.csv").read_text().splitlines()) == \
+    assert len((work / "results/kos/crossover_study.csv").read_text().splitlines()) == \
         1 + 2 * 2 * len(METRICS)
     tuning = (work / "results/kos/tuning.md").read_text()
     assert tuning.count("**chosen**") == 3 and "No test document enters tuning" in tuning
     assert "## Across scales" in (work / "results/claims.md").read_text()
-    for table in ("table1", "table2", "time_to_quality", "scale_study"):
+    for table in ("table1", "table2", "time_to_quality", "crossover_study"):
         assert (work / f"results/kos/{table}.csv").is_file()
         assert (work / f"results/kos/{table}.md").is_file()
     claims = (work / "results/claims.md").read_text()
@@ -240,10 +240,10 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
 
 def _docstring_edit_reruns_nothing_code_edit_reruns_the_fits(repo, work, args, env):
     """The rules take the fingerprint of their code (without docstrings and comments) as a
-    parameter: a docstring and comment edit of same/algorithm.py leaves nothing to do; a code
+    parameter: a docstring and comment edit of same/model/algorithm.py leaves nothing to do; a code
     edit reruns every fit (and what reads them), for its parameters changed. The file is
     restored after."""
-    algorithm = repo / "same/algorithm.py"
+    algorithm = repo / "same/model/algorithm.py"
     original = algorithm.read_text()
     assert original.startswith('"""')
     edited = original.replace('"""', '"""Edited docstring, no code changed.\n\n', 1)
@@ -273,7 +273,7 @@ def test_scale_profile_is_planned_on_synthetic_data():
         assert out in res.stdout, out
     assert "results/claims.md" not in res.stdout.replace("results/scale/claims.md", "")
     assert "rule split_synthetic" in res.stdout and "rule split:" not in res.stdout
-    assert "scale_study" not in res.stdout and "sensitivity" not in res.stdout
+    assert "crossover_study" not in res.stdout and "sensitivity" not in res.stdout
 
 
 def test_unknown_dataset_is_one_clear_error():
@@ -293,7 +293,7 @@ def test_tiny_synthetic_end_to_end(tmp_path):
         "datasets: [toy]\n"
         "synthetic: {toy: {like: kos, fraction: 0.1, n_topics: 4, seed: 1}}\n"
         "report_dir: results/toy\ncaption_note: tiny test\nn_components: 4\nseeds: [0]\n"
-        "sensitivity: null\nscale_study: null\ntuning: null\n")
+        "sensitivity: null\ncrossover_study: null\ntuning: null\n")
     res = smk("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"),
               str(tmp_path / "toy.yaml"), "--directory", str(work), "--snakefile",
               str(REPO / "Snakefile"))

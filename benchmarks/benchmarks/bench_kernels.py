@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .common import BACKENDS, TOPICS, block, require_backend, sync, to_xp
+from .common import BACKENDS, TOPICS, block, require_backend, same_module, sync, to_xp
 
 
 class Kernels:
@@ -11,7 +11,7 @@ class Kernels:
     timeout = 300
 
     def setup(self, backend, n_topics):
-        from same import kernels
+        kernels = same_module("same.model.kernels")
 
         self.xp = require_backend(backend)
         self.kernels = kernels
@@ -46,8 +46,8 @@ class MinibatchStep:
     timeout = 300
 
     def setup(self, backend, n_topics, sampler):
-        from same import algorithm
-        from same.backend import to_backend
+        algorithm = same_module("same.model.algorithm")
+        to_backend = same_module("same.model.backend").to_backend
 
         self.xp = require_backend(backend)
         counts, _, _ = block(n_topics)

@@ -9,6 +9,7 @@ from .common import (
     kos,
     kos_split,
     require_backend,
+    same_module,
     sync,
 )
 
@@ -23,7 +24,7 @@ class PassKOS:
     repeat = 3
 
     def setup(self, backend, n_topics):
-        from same.sampler import SameLDA
+        SameLDA = same_module("same.model.sampler").SameLDA
 
         self.xp = require_backend(backend)
         self.counts = kos().counts
@@ -50,8 +51,8 @@ class Quality:
         kos_split()
 
     def track_heldout_ll(self, sampler):
-        from same.evaluate import evaluate
-        from same.sampler import SameLDA
+        evaluate = same_module("same.model.evaluate").evaluate
+        SameLDA = same_module("same.model.sampler").SameLDA
 
         s = kos_split()
         model = SameLDA(n_components=64, n_copies=100, max_iter=3, sampler=sampler,
@@ -65,7 +66,7 @@ class Evaluator:
     timeout = 300
 
     def setup(self, backend, n_topics):
-        from same.evaluate import evaluate
+        evaluate = same_module("same.model.evaluate").evaluate
 
         self.xp = require_backend(backend)
         self.split = kos_split()
@@ -88,11 +89,11 @@ class Parse:
         self.path = docword_file(1_000_000)
 
     def time_parse_docword(self):
-        from same.corpus import read_docword
+        read_docword = same_module("same.data.corpus").read_docword
 
         read_docword(self.path)
 
     def peakmem_parse_docword(self):
-        from same.corpus import read_docword
+        read_docword = same_module("same.data.corpus").read_docword
 
         read_docword(self.path)

@@ -5,11 +5,22 @@ so results stay comparable across commits.
 """
 
 import functools
+import importlib
 import os
 
 import numpy as np
 
 BACKENDS = ["numpy", "cupy"]
+
+
+def same_module(path):
+    """The module ``path`` of the layered package (``same.model.sampler``), or, at a commit
+    from before the layers (issue 41: asv times old commits with this suite), the flat 0.1 path
+    it moved from (``same.sampler``); no renamed module is used here."""
+    try:
+        return importlib.import_module(path)
+    except ModuleNotFoundError:
+        return importlib.import_module("same." + path.rpartition(".")[2])
 TOPICS = [64, 256]
 
 
@@ -35,7 +46,7 @@ def sync(xp):
 @functools.lru_cache(maxsize=None)
 def kos():
     """Real KOS (needs SAME_DATA_DIR or the cache); NotImplementedError when absent."""
-    from same import corpus
+    corpus = same_module("same.data.corpus")
 
     try:
         return corpus.load("kos", download=False)
@@ -45,7 +56,7 @@ def kos():
 
 @functools.lru_cache(maxsize=None)
 def kos_split():
-    from same.split import make_split
+    make_split = same_module("same.data.split").make_split
 
     return make_split(kos(), 0.1, seed=0)
 
@@ -54,7 +65,7 @@ def kos_split():
 def block(n_topics, seed=0):
     """A KOS-shaped minibatch (1/20 of KOS: 172 docs × 6906 words, ~17.7k nonzeros) with
     peaked θ and φ, on the host."""
-    from same.synthetic import shaped_corpus
+    shaped_corpus = same_module("same.data.synthetic").shaped_corpus
 
     counts = shaped_corpus(172, 6906, 17_700, n_tokens=23_400, seed=seed).astype(np.float32)
     rng = np.random.default_rng(seed)
@@ -79,7 +90,7 @@ def docword_file(n_lines=1_000_000):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from same.synthetic import shaped_corpus
+    shaped_corpus = same_module("same.data.synthetic").shaped_corpus
 
     path = Path(tempfile.gettempdir()) / f"same-asv-docword-{n_lines}.txt.gz"
     if not path.exists():

@@ -1,12 +1,14 @@
-"""Figures, tables and claim verdicts from runner traces (the paper's §5 tables and figures, and its claims).
+"""Layer 4, the report: figures, tables and claim verdicts from runner traces (the paper's §5
+tables and figures, and its claims).  Imports: every layer below (:mod:`same.experiments`,
+:mod:`same.model`, :mod:`same.data`, :mod:`same.io`) and :mod:`baselines`' published settings.
 
 Everything here reads ``trace.csv`` / ``meta.json`` files written by
-:mod:`same.runner`; nothing is trained or scored.  Parts:
+:mod:`same.experiments.runner`; nothing is trained or scored.  Parts:
 
 - :mod:`.paper` — the paper's numbers and claim statements (constants);
 - :mod:`.traces` — loading traces and the measurements every part uses;
 - :mod:`.figures` — PNG/PDF figures; :mod:`.tables` — tables 1 and 2 (CSV, Markdown);
-- :mod:`.study` — the scale study (final ll against tokens per φ parameter, crossovers);
+- :mod:`.study` — the crossover study (final ll against tokens per φ parameter, crossovers);
 - :mod:`.claims` — one function per claim returning a :class:`Verdict`;
 - :mod:`.render` — ``claims.md`` from verdicts.
 """
@@ -24,7 +26,7 @@ from .judge import judge_dataset, vb_comparison
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .render import claims, render_claims
 from .seconds import fig_ll_vs_seconds
-from .study import crossover, scale_study, study_findings, study_rows
+from .study import crossover, crossover_study, study_findings, study_rows
 from .tables import (
            table1,
            table1_rows,
@@ -35,12 +37,12 @@ from .tables import (
            topic_recovery_rows,
            topic_recovery_table,
 )
-from .traces import configuration_frame, configurations, load_traces, scale_of, test_traces
+from .traces import configuration_frame, configurations, load_traces, shape_of, test_traces
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_samples", "fig_m", "fig_schedules",
            "fig_variants", "table1", "table1_rows", "table2", "table2_rows", "claims",
            "render_claims", "judge_dataset", "vb_comparison", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
-           "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "scale_of",
-           "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "scale_study",
+           "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "shape_of",
+           "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "crossover_study",
            "study_rows", "study_findings", "crossover", "topic_recovery_rows",
            "topic_recovery_table", "test_traces", "configurations", "configuration_frame"]

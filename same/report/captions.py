@@ -20,7 +20,7 @@ FIGURE_CLAIMS = {
     "fig1c_samples": ("C3",),
     "fig2a_m": ("C7",),
     "fig2b_anneal": ("C8",),
-    "scale_study": ("C1", "C3"),
+    "crossover_study": ("C1", "C3"),
     "table1": ("C2", "C4", "C5"),
     "time_to_quality": ("C4", "C5"),
     "table2": ("C6",),
@@ -77,7 +77,7 @@ CAPTION_NOTES = {
                    "validation documents (a share of the training documents, never test "
                    "documents), trained on the rest; the main setting is drawn thick. "
                    "Sensitivity only: settings are chosen by the tuning grid (tuning.md).",
-    "scale_study": "; each method's final held-out ll minus the better VB method's at each "
+    "crossover_study": "; each method's final held-out ll minus the better VB method's at each "
                    "(K, training fraction) point of the study, one seed; a line joins one "
                    "method's points at one K (more training documents), the marker gives the "
                    "training fraction; vertical lines: where SAME overtakes VB batch or comes "

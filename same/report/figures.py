@@ -6,7 +6,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..outputs import check_target, figure_kind, write_file
+from same.io.outputs import check_target, figure_kind, write_file
+
 from .captions import figure_caption
 from .paper import METHOD_NAMES
 from .traces import configuration_frame, configurations, first_seed, test_traces
@@ -19,7 +20,7 @@ COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "
           "sklearn_batch": "C5", "cgs": "C3"}
 
 def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
-    """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.outputs`'s rules:
+    """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.io.outputs`'s rules:
     every target, and each (path, kind) of ``also`` (the figure's other outputs), is checked
     before any is written; an existing figure is replaced only when Matplotlib made it."""
     targets = [(Path(out), figure_kind(Path(out).suffix.lstrip("."))) for out in outputs]
@@ -120,7 +121,7 @@ def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
     """fig1a/1b: held-out ll vs passes for SAME, VB online and batch (gensim, scikit-learn) and
     CGS: a column per held-out metric, a row per configuration the traces hold (as published;
     tuned, each method's step sizes chosen on validation documents)."""
-    from ..tuning import CONFIGURATIONS
+    from same.experiments.tuning import CONFIGURATIONS
 
     df = test_traces(df)
     rows = [(CONFIGURATIONS[c], *_main_series(configuration_frame(df, c), max_passes))
@@ -161,7 +162,7 @@ def fig_sweep(df, outputs, caption: str, runs: dict, name: str, title: str,
 
     name : the figure's name (its caption: :func:`~.captions.figure_caption`)
     """
-    from ..tuning import CONFIGURATIONS
+    from same.experiments.tuning import CONFIGURATIONS
 
     pick = (lambda d: d) if all_seeds else first_seed
     rows = []
@@ -200,10 +201,10 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     """SAME's sensitivity at the main setting: one panel per parameter, ll vs passes for each
     value (first seed), and a CSV of final and first-pass ll per (parameter, value).
 
-    runs : {parameter: {value (text): run label}}; label :data:`same.runs.SENS_MAIN_LABEL` is
+    runs : {parameter: {value (text): run label}}; label :data:`same.experiments.runs.SENS_MAIN_LABEL` is
     the main setting.  Every run is trained and scored on validation documents (no test
     document).  Returns the CSV rows.  Reported as sensitivity, never used to choose settings
-    (tuning does that: :mod:`same.tuning`).
+    (tuning does that: :mod:`same.experiments.tuning`).
     """
     import matplotlib
 
@@ -211,8 +212,9 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from ..outputs import text_kind
-    from ..runs import SENS_MAIN_LABEL
+    from same.experiments.runs import SENS_MAIN_LABEL
+    from same.io.outputs import text_kind
+
     from .tables import csv_text, write_csv
     from .traces import final_ll
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tuning import CONFIGURATIONS
+from same.experiments.tuning import CONFIGURATIONS
+
 from .paper import METHOD_NAMES
 from .stats import interval_text, ladder, seconds_to, welch
 from .traces import configuration_frame, configurations, final_lls, test_traces

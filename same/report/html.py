@@ -13,7 +13,7 @@ import html
 import os
 from pathlib import Path
 
-from ..outputs import text_kind, write_text
+from same.io.outputs import text_kind, write_text
 
 __all__ = ["markdown_page", "write_markdown_page"]
 
@@ -29,7 +29,7 @@ code { background: #f3f3f3; padding: 0 0.2em; }
 
 def markdown_page(markdown: str, title: str) -> str:
     """A whole HTML page of ``markdown`` (str), titled ``title``; its first line names it as a
-    page of same-lda (so a later run may replace it, :mod:`same.outputs`)."""
+    page of same-lda (so a later run may replace it, :mod:`same.io.outputs`)."""
     from markdown_it import MarkdownIt
 
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
@@ -40,11 +40,11 @@ def markdown_page(markdown: str, title: str) -> str:
 
 def write_markdown_page(md_path: str | os.PathLike, html_path: str | os.PathLike) -> None:
     """Render the Markdown file ``md_path`` (a table or claims.md, titled by its first ``#``
-    line) into ``html_path``, written by :mod:`same.outputs`' rules.
+    line) into ``html_path``, written by :mod:`same.io.outputs`' rules.
 
     Raises
     ------
-    same.outputs.OutputError
+    same.io.outputs.OutputError
         ``html_path`` exists and is not a page of ours for the same title, or is the input.
     OSError
         ``md_path`` unreadable, or ``html_path`` unwritable.

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..tuning import CONFIGURATIONS
+from same.experiments.tuning import CONFIGURATIONS
+
 from .claims import CLAIM_FUNCTIONS
 from .measures import mean_range
 from .stats import welch

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ..tuning import CONFIGURATIONS
+from same.experiments.tuning import CONFIGURATIONS
+
 from .figures import _save, figure_caption
 from .verdicts import METRICS_SHORT
 
@@ -22,7 +23,7 @@ COLUMN_AXES = ("metric", "configuration")
 
 def verdict_column(v, scales: dict | None = None) -> str:
     """A verdict's column in the overview: its dataset with the dataset's training tokens per φ
-    parameter (``scales``: {dataset: :func:`~same.report.traces.scale_of` result}), then each
+    parameter (``scales``: {dataset: :func:`~same.report.traces.shape_of` result}), then each
     of :data:`COLUMN_AXES` the verdict carries; "across datasets" for a cross-dataset claim."""
     if v.dataset is None:
         parts = ["across datasets"]
@@ -130,7 +131,7 @@ def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = 
     the metric and configuration when verdicts carry them (columns), coloured by outcome.
 
     verdicts : :class:`~same.report.verdicts.Verdict` objects (same.report.claims)
-    scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
+    scales : {dataset: :func:`~same.report.traces.shape_of` result}, optional
     """
     import matplotlib
 

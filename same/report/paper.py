@@ -20,7 +20,7 @@ PAPER_TABLE1_OTHER = [("VB batch (Blei, CPU)", 12600, 252000),
 PAPER_TABLE2 = {500: 50, 100: 30, 20: 25, 5: 23, 1: 20}
 #: A run has "converged" (C2) at the first pass whose ll is within this of its final ll.
 CONVERGED_EPS = 0.01
-#: The scale study counts SAME as matching CGS where it ends within this of CGS's ll at its
+#: The crossover study counts SAME as matching CGS where it ends within this of CGS's ll at its
 #: budget (nats/token).
 STUDY_CGS_EPS = 0.01
 #: Legend and table names of the methods of the main comparison, in its order.

@@ -4,15 +4,18 @@ paper's, and the claim's rule with its thresholds (:data:`~same.report.verdicts.
 
 from __future__ import annotations
 
-from ..outputs import check_target, text_kind, write_text
-from ..tuning import CONFIGURATIONS
-from ..tuning import _settings_text as settings_text  # tuning.md's text of a configuration
+from same.experiments.tuning import CONFIGURATIONS
+from same.experiments.tuning import (
+    _settings_text as settings_text,  # tuning.md's text of a configuration
+)
+from same.io.outputs import check_target, text_kind, write_text
+
 from .claims import claim_c9
 from .findings import findings_lines
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
-from .study import scale_summary, study_findings, study_rows
-from .traces import PAPER_TOKENS_PER_PARAMETER, scale_of
+from .study import crossover_summary, study_findings, study_rows
+from .traces import PAPER_TOKENS_PER_PARAMETER, shape_of
 from .verdicts import (
     METRIC_REASON,
     METRICS,
@@ -196,7 +199,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
-    scales : {dataset: :func:`~same.report.traces.scale_of` result}, optional
+    scales : {dataset: :func:`~same.report.traces.shape_of` result}, optional
     findings : {dataset: :func:`~same.report.study.study_findings` result}, optional
     recovery : {dataset: :func:`~same.report.tables.topic_recovery_rows` result}, optional
         (synthetic datasets)
@@ -228,11 +231,11 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     lines += ["## Summary", ""] + _summary_rows(verdicts, where) + [""]
     lines += _corpora_section(verdicts, where)
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
-    across = scale_summary(verdicts, scales, findings)
+    across = crossover_summary(verdicts, scales, findings)
     lines += ["## Across scales", "",
-              "Each claim at each dataset's main scale, and where the scale study (every method "
+              "Each claim at each dataset's main scale, and where the crossover study (every method "
               "at several K and training fractions, as published, by document completion; "
-              "`results/<dataset>/scale_study.md`) shows it holding.", "",
+              "`results/<dataset>/crossover_study.md`) shows it holding.", "",
               "| claim | across scales |", "|---|---|"]
     lines += [f"| {c} | {t} |" for c, t in sorted(across.items())] + [""]
     for name in datasets:
@@ -257,16 +260,16 @@ CLAIMS_TITLE = "# Paper claims: verdicts from this run"
 
 
 def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict]:
-    """Judge every claim and write ``claims.md`` (:mod:`same.outputs`: an existing file is
+    """Judge every claim and write ``claims.md`` (:mod:`same.io.outputs`: an existing file is
     replaced only when its first line is claims.md's title; never an input); returns the
     verdicts.
 
     datasets : {name: {"df": traces DataFrame, "m_runs": {m: label}, "schedule_runs":
                 {schedule: label}, "fig1c": {"same", "m1", "cgs": label},
-                "prior_scale_runs": {legend: label}, "study": the scale study's traces
+                "prior_scale_runs": {legend: label}, "study": the crossover study's traces
                 (optional), "recovery": path of a topic_recovery.csv (optional), "tuning":
                 path of the dataset's tuning.json (optional)}}
-    scaling : path of a :mod:`same.scaling` result, used for C9 when only one dataset ran
+    scaling : path of a :mod:`same.experiments.size_cost` result, used for C9 when only one dataset ran
     """
     kind = text_kind("claims file", CLAIMS_TITLE)
     inputs = [scaling, *(info.get(k) for info in datasets.values() for k in ("recovery",
@@ -274,7 +277,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     check_target(out_path, kind, inputs)  # before judging
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
     verdicts.append(claim_c9(datasets, scaling))
-    scales = {name: scale_of(info["df"], name) for name, info in datasets.items()}
+    scales = {name: shape_of(info["df"], name) for name, info in datasets.items()}
     findings = {}
     for name, info in datasets.items():
         study = info.get("study")
@@ -289,7 +292,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     tuned = {}
     for name, info in datasets.items():
         if info.get("tuning"):
-            from ..tuning import load_tuning
+            from same.experiments.tuning import load_tuning
 
             tuned[name] = load_tuning(info["tuning"])["chosen"]
     vb_notes = {name: vb_comparison(info["df"], tuned.get(name))

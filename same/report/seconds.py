@@ -72,7 +72,7 @@ def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from ..tuning import CONFIGURATIONS
+    from same.experiments.tuning import CONFIGURATIONS
 
     df = test_traces(df)
     metrics = [m for m in METRICS if m in df.columns]

@@ -1,7 +1,7 @@
-"""The scale study: final held-out ll of every method against training tokens per φ parameter.
+"""The crossover study: final held-out ll of every method against training tokens per φ parameter.
 
 Each point of the study is one (K, training fraction) pair of one dataset, every method run
-once (seed 0) with the same α, β, split and evaluator (:func:`same.runs.study_runs`).  Its
+once (seed 0) with the same α, β, split and evaluator (:func:`same.experiments.runs.study_runs`).  Its
 scale is N_train / (K · W): training tokens per φ parameter (Zhao, Jiang, Canny §5: the NYTimes/PubMed gap).  The verdicts here
 say at which scale a comparison flips:
 
@@ -24,10 +24,10 @@ from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC
 
-__all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "scale_study",
-           "scale_summary", "STUDY_CLAIMS", "STUDY_LABEL"]
+__all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "crossover_study",
+           "crossover_summary", "STUDY_CLAIMS", "STUDY_LABEL"]
 
-#: ``study_<method>_f<fraction>`` (same.runs.study_label)
+#: ``study_<method>_f<fraction>`` (same.experiments.runs.study_label)
 STUDY_LABEL = r"^study_(same|vb_online|vb_batch|cgs)_f([0-9.]+)$"
 
 
@@ -228,9 +228,9 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> list:
                       label=f"training fraction {f:g}") for f in fractions])
 
 
-def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
+def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
                 main_n_topics: int | None = None) -> dict:
-    """Write the scale study's figure (PNG/PDF; a panel per held-out metric), CSV and Markdown
+    """Write the crossover study's figure (PNG/PDF; a panel per held-out metric), CSV and Markdown
     (a row per point and metric); returns the findings under document completion.
 
     main_n_topics : K of the main comparison, whose scale (all training documents) is marked
@@ -246,7 +246,7 @@ def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
         words = float(df["n_words"].iloc[0])
         main_scale = full[0]["n_train_tokens"] / (main_n_topics * words)
     dataset = str(df["dataset"].iloc[0])
-    _plot_study(panels, figure_outputs, figure_caption("scale_study", setting), dataset,
+    _plot_study(panels, figure_outputs, figure_caption("crossover_study", setting), dataset,
                 main_scale)
     notes = [setting,
              "ll columns: final held-out ll (nats/token) of each method at that point, under "
@@ -263,24 +263,24 @@ def scale_study(df, figure_outputs, csv_path, md_path, setting: str,
                 notes.append(f"Under {METRICS_SHORT[metric]}: "
                              + describe_crossover(findings[key], what) + ".")
     table = [{"metric": METRICS_SHORT[metric], **r} for metric, rs, _ in panels for r in rs]
-    write_table(table, csv_path, md_path, f"Scale study: {dataset}", notes)
+    write_table(table, csv_path, md_path, f"Crossover study: {dataset}", notes)
     return panels[0][2]
 
 
-#: Claims the scale study speaks to: claim → (finding key of
+#: Claims the crossover study speaks to: claim → (finding key of
 #: :func:`~same.report.study.study_findings`, what holds above the threshold).
 STUDY_CLAIMS = {"C1": ("both_vb", "SAME's final ll above both VB methods'"),
                 "C3": ("cgs", "SAME's final ll within 0.01 nats/token of CGS at its budget")}
 
 
-def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str]:
+def crossover_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str]:
     """One line per claim across scales: per dataset, at its main scale, the claim's outcome
     under the primary estimator in each configuration (and against each VB implementation;
     estimators are never counted as votes), and for
-    the claims the scale study measures (:data:`STUDY_CLAIMS`; as published, by document
+    the claims the crossover study measures (:data:`STUDY_CLAIMS`; as published, by document
     completion), where it holds.
 
-    scales : {dataset: scale_of result or None}; findings : {dataset: study_findings or None}
+    scales : {dataset: shape_of result or None}; findings : {dataset: study_findings or None}
     """
     grouped: dict = {}
     for v in verdicts:
@@ -303,7 +303,7 @@ def scale_summary(verdicts: list, scales: dict, findings: dict) -> dict[str, str
                     f"primary estimator): {cells}")
             study = (findings.get(dataset) or {}).get(STUDY_CLAIMS.get(claim, ("",))[0])
             if claim in STUDY_CLAIMS and study is not None:
-                line += f"; scale study: {describe_crossover(study, STUDY_CLAIMS[claim][1])}"
+                line += f"; crossover study: {describe_crossover(study, STUDY_CLAIMS[claim][1])}"
             lines.append(line)
         if claim not in STUDY_CLAIMS:
             lines.append("measured at the main scale only")

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..outputs import check_target, text_kind, write_text
+from same.io.outputs import check_target, text_kind, write_text
+
 from .paper import (
     CONVERGED_EPS,
     IMPLEMENTATIONS,
@@ -41,7 +42,7 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def write_csv(rows: list[dict], csv_path, inputs=()) -> None:
-    """Rows as a CSV file, by :mod:`same.outputs`'s rules (an existing file is replaced only
+    """Rows as a CSV file, by :mod:`same.io.outputs`'s rules (an existing file is replaced only
     when its header row is this table's; never one of ``inputs``)."""
     text = csv_text(rows)
     write_text(csv_path, text, text_kind("table", text), inputs=inputs)
@@ -51,12 +52,12 @@ def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence
                 inputs=()) -> None:
     """Rows as CSV and as a Markdown table (4 significant digits, — for missing) with notes.
 
-    Both targets are checked before either is written (:mod:`same.outputs`: an existing one
+    Both targets are checked before either is written (:mod:`same.io.outputs`: an existing one
     is replaced only when its first line, header row or title, is this table's).
 
     Raises
     ------
-    same.outputs.OutputError
+    same.io.outputs.OutputError
         A target is not an earlier table of ours, or is (holds) one of ``inputs``.
     """
     import pandas as pd
@@ -122,7 +123,7 @@ def by_configuration(df, rows_of, tuned_only: bool = False) -> list[dict]:
     :func:`~same.report.traces.configuration_frame`), each row led by its ``configuration``.
     ``tuned_only``: the tuned configuration keeps only the rows of methods with a tuned twin
     (the others are the very runs of the published rows)."""
-    from ..tuning import CONFIGURATIONS
+    from same.experiments.tuning import CONFIGURATIONS
 
     df = test_traces(df)
     twins = {METHOD_NAMES[lab] for lab in twinned_labels(df) if lab in METHOD_NAMES}
@@ -167,7 +168,7 @@ def _n_inner(d) -> int:
     params = d["params"].iloc[0] if "params" in d else None
     if isinstance(params, str) and "n_inner" in json.loads(params):
         return int(json.loads(params)["n_inner"])
-    from ..sampler import SameLDA
+    from same.model.sampler import SameLDA
 
     return int(SameLDA().n_inner)
 
@@ -275,16 +276,16 @@ def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
 def topic_recovery_rows(df, models: dict, true_topic_word, split=None,
                         doc_topic_prior: float | None = None) -> list[dict]:
     """Per method: its final held-out ll (first seed) and how well its topics match the true
-    ones of a synthetic corpus (:func:`same.recovery.topic_recovery`: matched total-variation
+    ones of a synthetic corpus (:func:`same.model.topic_recovery.topic_recovery`: matched total-variation
     distance, 0 = perfect, and the mean TV between distinct true topics for scale).  With
     ``split`` and ``doc_topic_prior``, a first row scores the true topics themselves with the
     same evaluator: the held-out ll a method would reach by recovering them exactly.
 
     models : {label: path of the run's model.npz}; true_topic_word : (K, W) array
     """
-    from ..evaluate import evaluate
-    from ..recovery import topic_recovery
-    from ..runner import load_model
+    from same.experiments.runner import load_model
+    from same.model.evaluate import evaluate
+    from same.model.topic_recovery import topic_recovery
 
     rows = []
     if split is not None:
@@ -305,8 +306,8 @@ def topic_recovery_rows(df, models: dict, true_topic_word, split=None,
 def topic_recovery_table(df, models: dict, truth_path, csv_path, md_path, setting: str,
                          split_path=None, doc_topic_prior: float | None = None) -> list[dict]:
     """The topic-recovery table of a synthetic dataset (CSV and Markdown)."""
-    from ..scale_data import load_synthetic
-    from ..split import load_split
+    from same.data.planted import load_synthetic
+    from same.data.split import load_split
 
     split = load_split(split_path) if split_path is not None else None
     rows = topic_recovery_rows(df, models, load_synthetic(truth_path)[1], split, doc_topic_prior)

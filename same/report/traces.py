@@ -14,7 +14,7 @@ from .paper import IMPLEMENTATIONS
 
 __all__ = ["load_traces", "implementation", "per_pass_seconds", "per_pass_over_seeds", "first_pass_seconds",
            "first_seed",
-           "final_lls", "final_ll", "scale_of", "reach_seconds",
+           "final_lls", "final_ll", "shape_of", "reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
            "configuration_frame", "test_traces", "twinned_labels"]
 
@@ -27,19 +27,19 @@ def load_traces(paths: Sequence[str | os.PathLike]):
     """Concatenate trace.csv files into one DataFrame with ``seed``, ``dataset`` and ``label``.
 
     The seed, dataset, K, threads, backend and params are read from each run's meta.json.
-    Each trace is checked first (:func:`same.rundir.check_trace`: its SHA-256 against
+    Each trace is checked first (:func:`same.experiments.rundir.check_trace`: its SHA-256 against
     meta.json, every checkpoint of its budget present, every ll finite), so a trace cut
     short or edited is refused, never read as a finished run.
 
     Raises
     ------
     ValueError
-        No paths given; a trace that fails its checks (same.rundir.RunDirError, naming the
+        No paths given; a trace that fails its checks (same.experiments.rundir.RunDirError, naming the
         file).
     """
     import pandas as pd
 
-    from ..rundir import check_trace
+    from same.experiments.rundir import check_trace
 
     frames = []
     for p in paths:
@@ -77,14 +77,14 @@ def test_traces(df):
 
 def twinned_labels(df) -> set[str]:
     """The published labels whose tuned twin (label ``<label>_tuned``) the traces hold."""
-    from ..tuning import TUNED_SUFFIX
+    from same.experiments.tuning import TUNED_SUFFIX
 
     return {lab.removesuffix(TUNED_SUFFIX) for lab in set(df["label"])
             if lab.endswith(TUNED_SUFFIX)}
 
 
 def configurations(df) -> list[str]:
-    """The configurations (keys of :data:`same.tuning.CONFIGURATIONS`) the traces hold:
+    """The configurations (keys of :data:`same.experiments.tuning.CONFIGURATIONS`) the traces hold:
     as published always, tuned when any run has a tuned twin (:func:`twinned_labels`)."""
     return ["published", "tuned"] if twinned_labels(df) else ["published"]
 
@@ -99,7 +99,7 @@ def configuration_frame(df, configuration: str):
     ValueError
         An unknown configuration.
     """
-    from ..tuning import CONFIGURATIONS, TUNED_SUFFIX
+    from same.experiments.tuning import CONFIGURATIONS, TUNED_SUFFIX
 
     if configuration not in CONFIGURATIONS:
         raise ValueError(f"unknown configuration {configuration!r}; known: "
@@ -116,7 +116,7 @@ def _sampler(settings: dict) -> str | None:
         return None
     if "sampler" in settings["params"]:
         return settings["params"]["sampler"]
-    from ..sampler import SameLDA
+    from same.model.sampler import SameLDA
 
     return SameLDA().sampler
 
@@ -170,7 +170,7 @@ def final_lls(df, label: str) -> np.ndarray:
     return d.sort_values("pass").groupby("seed")["ll"].last().to_numpy()
 
 
-def scale_of(df, dataset: str) -> dict | None:
+def shape_of(df, dataset: str) -> dict | None:
     """Training tokens, K, W and training tokens per φ parameter (N_train / (K · W)) of a
     dataset's traces; W from the run metadata, else the UCI registry; None if unknown."""
     d = df[df["dataset"] == dataset] if "dataset" in df else df
@@ -179,7 +179,7 @@ def scale_of(df, dataset: str) -> dict | None:
     row = d.iloc[0]
     n_words = row.get("n_words")
     if n_words is None or n_words != n_words:  # NaN: traces written before n_words was recorded
-        from ..corpus import REGISTRY
+        from same.data.corpus import REGISTRY
 
         n_words = REGISTRY[dataset].n_words if dataset in REGISTRY else None
     tokens = row.get("n_train_tokens")

@@ -13,8 +13,9 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
 
-from ..evaluate import L2R_PARTICLES
-from ..tuning import CONFIGURATIONS
+from same.experiments.tuning import CONFIGURATIONS
+from same.model.evaluate import L2R_PARTICLES
+
 from .paper import CLAIMS, CONVERGED_EPS
 from .stats import ALPHA, CONFIDENCE, EPS_RANGE
 
@@ -112,7 +113,7 @@ class Verdict:
     vb : the VB implementation (a key of :data:`VB_IMPLEMENTATIONS`) of :data:`VB_CLAIMS`
     fragile : where re-judging with another value of a free choice of the rule
         (:data:`FREE_CHOICES`) gives another outcome, as "choice = value: outcome"
-    configuration : the methods' settings (a key of :data:`same.tuning.CONFIGURATIONS`): as
+    configuration : the methods' settings (a key of :data:`same.experiments.tuning.CONFIGURATIONS`): as
         published, or each method's step sizes tuned on validation documents; None for a
         claim judged once (C9)
 
@@ -130,7 +131,7 @@ class Verdict:
     cpu_for_gpu_claim: bool = False
     metric: str | None = None  # a key of METRICS; None for claims about time alone
     vb: str | None = None  # a key of VB_IMPLEMENTATIONS for the claims comparing SAME with VB
-    configuration: str | None = None  # a key of same.tuning.CONFIGURATIONS; None: not per run
+    configuration: str | None = None  # a key of same.experiments.tuning.CONFIGURATIONS; None: not per run
     fragile: tuple[str, ...] = ()  # "ε = 0.005: partly", where a free choice flips the outcome
 
     @property

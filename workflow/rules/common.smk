@@ -1,23 +1,23 @@
 # Shared definitions: which runs exist (label → method, budget, params, seeds) and the outputs.
-# Run labels and run folders are made by same.runs (plan_runs and the *_labels functions the
+# Run labels and run folders are made by same.experiments.plan (plan_runs and the *_labels functions the
 # figures read), never here.
 import json
 import os
 from pathlib import Path
 
-from same.provenance import code_fingerprint
+from same.experiments.provenance import code_fingerprint
 from same.report.figures import figure_caption
-from same.params import PAPER_MINIBATCHES
-from same.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
+from same.data.protocol import PAPER_MINIBATCHES
+from same.experiments.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
                        schedule_labels, sensitivity_runs, spec_for, study_runs)
-from same.sampler import SameLDA
-from same.scale_data import describe
-from same.tuning import tuned_twins
+from same.model.sampler import SameLDA
+from same.data.planted import describe
+from same.experiments.plan import tuned_twins
 
 # Config values reach a shell command only as params given by a function (Snakemake reads
 # braces in a plain string param as wildcards) and formatted quoted ({params.cache:q}; a list
 # as its quoted items): a path holding spaces, quotes, `;`, `$(...)` or a newline is one
-# argument, never shell code (tests/test_hostile_paths.py).
+# argument, never shell code (tests/io/test_hostile_paths.py).
 CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
 DATA_DIR_ARGS = (["--data-dir", str(Path(config["data_dir"]).resolve())] if config.get("data_dir")
                  else [])
@@ -31,7 +31,7 @@ SYNTHETIC = config.get("synthetic") or {}
 REPORT_DIR = config.get("report_dir") or "results"
 
 K = config["n_components"]
-# corpora named by their files (config `corpora:`, same.textcorpus): each becomes
+# corpora named by their files (config `corpora:`, same.data.textcorpus): each becomes
 # results/<name>/split.npz like any other dataset (rule split_corpus), and may set its own K
 # (chosen for its training tokens per φ parameter)
 CORPORA = config.get("corpora") or {}
@@ -45,12 +45,14 @@ def k_of(dataset):
 TUNING = config.get("tuning") or {}
 SEEDS = config["seeds"]
 SEED0 = SEEDS[:1]
-# Each rule takes, as a parameter, the fingerprint of the code it runs (same.provenance.
+# Each rule takes, as a parameter, the fingerprint of the code it runs (same.experiments.provenance.
 # code_fingerprint: syntax trees without docstrings, of the files beside this Snakefile):
 # Snakemake reruns a job whose parameters changed, so a code change reruns the rules that
 # run that code, and a comment or docstring edit reruns nothing.
 CODE_ROOT = Path(workflow.basedir)
-PACKAGE_PATTERNS = ("same/*.py", "same/kernels/*.py", "baselines/*.py")
+# every layer of same/ but the report (same.report: the report rules fingerprint it themselves)
+PACKAGE_PATTERNS = ("same/*.py", "same/io/*.py", "same/data/*.py", "same/model/*.py",
+                    "same/model/kernels/*.py", "same/experiments/*.py", "baselines/*.py")
 
 
 def code(*patterns, exclude=()):
@@ -61,21 +63,22 @@ def code(*patterns, exclude=()):
 PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 # what a fit imports: not the command line, C9's benchmark or the scale profile's data and
 # topic-recovery modules
-FIT_CODE = code(*PACKAGE_PATTERNS, exclude=("same/scaling.py", "same/cli.py",
-                                             "same/scale_data.py", "same/recovery.py",
-                                             "same/textcorpus.py", "same/corpusspec.py",
-                                             "same/newsgroups.py"))
+FIT_CODE = code(*PACKAGE_PATTERNS,
+                exclude=("same/experiments/size_cost.py", "same/experiments/cli.py",
+                         "same/data/planted.py", "same/model/topic_recovery.py",
+                         "same/data/textcorpus.py", "same/data/corpusspec.py",
+                         "same/data/newsgroups.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 
 
 def with_twins(labels):
-    """``labels`` and, after them, their tuned twins (same.tuning.tuned_twins) the config plans."""
+    """``labels`` and, after them, their tuned twins (same.experiments.plan.tuned_twins) the config plans."""
     twins = tuned_twins(config)
     return list(labels) + [twins[lab] for lab in labels if lab in twins]
 
 
 def fig1c_legend():
-    """Label → legend name of fig1c's runs (same.runs.fig1c_labels; SAME's tuned twin last)."""
+    """Label → legend name of fig1c's runs (same.experiments.runs.fig1c_labels; SAME's tuned twin last)."""
     runs = fig1c_labels(config)
     m = f"SAME m={config['same']['n_copies']:g}"
     legend = {runs["same"]: m, runs["m1"]: "SAME m=1", runs["cgs"]: "CGS (tomotopy)"}
@@ -108,7 +111,7 @@ def trace(dataset, label, seed, k=None):
 
 
 def traces(dataset, labels, seeds=None):
-    """Trace paths of labels × seeds (× the scale study's K values for its runs)."""
+    """Trace paths of labels × seeds (× the crossover study's K values for its runs)."""
     return [trace(dataset, lab, s, k) for lab in labels for s in (seeds or RUNS[lab]["seeds"])
             for k in RUNS[lab].get("n_components", [k_of(dataset)])]
 
@@ -120,7 +123,7 @@ def tuning_choices():
 
 
 def tuning_labels():
-    """The tuning runs (same.tuning.tuning_runs: on validation documents), in grid order."""
+    """The tuning runs (same.experiments.plan.tuning_runs: on validation documents), in grid order."""
     return [lab for lab, r in RUNS.items() if "point" in r]
 
 
@@ -162,8 +165,8 @@ def all_outputs():
             out += expand(f"figures/{d}/sensitivity.{{ext}}", ext=FIGURE_FORMATS)
             out.append(f"results/{d}/sensitivity.csv")
         if study_labels():
-            out += expand(f"figures/{d}/scale_study.{{ext}}", ext=FIGURE_FORMATS)
-            out += expand(f"results/{d}/scale_study.{{ext}}", ext=["csv", "md", "html"])
+            out += expand(f"figures/{d}/crossover_study.{{ext}}", ext=FIGURE_FORMATS)
+            out += expand(f"results/{d}/crossover_study.{{ext}}", ext=["csv", "md", "html"])
     out += [f"{REPORT_DIR}/claims.md", f"{REPORT_DIR}/claims.html"]
     out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
     out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
@@ -179,7 +182,7 @@ def fit_inputs(wildcards):
 
 
 # Timing-sensitive fits hold the machine alone. Table 2 and claim C6 compare the m sweep's
-# seconds per pass across m, so each m sweep run (same.runs.m_sweep_labels, as published:
+# seconds per pass across m, so each m sweep run (same.experiments.runs.m_sweep_labels, as published:
 # table2 and C6 read those; the tuned twins feed C7's lls only) reserves every core Snakemake
 # may use (threads: workflow.cores, as the scaling benchmark of C9 does), so the scheduler
 # starts no other job beside it. The reservation is Snakemake's
@@ -222,7 +225,7 @@ def minibatch_text(batch_size):
 
 def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
     """Caption of every figure and table: the dataset(s) (a name or a list) and the settings
-    of the runs it reads (``study``: the scale study's grid; ``m_sweep``: the m sweep's m
+    of the runs it reads (``study``: the crossover study's grid; ``m_sweep``: the m sweep's m
     values and sampler; ``seeds``: the seeds it reads, if not every seed; ``also_m``: m of
     SAME runs it reads beside the main m, e.g. fig1c's m = 1)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
@@ -237,7 +240,7 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
             sweep_passes = (f", {passes} passes per run (the main runs' "
                             f"{config['same']['passes']}, shortened to fit 30 minutes)")
     if study:
-        st = config["scale_study"]
+        st = config["crossover_study"]
         ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
         who = (f"seed {SEEDS[0]}, final ll only, CGS "
                f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations"
@@ -278,7 +281,7 @@ REPORT_GROUPS = {
     "table2": ("C6 · seconds per pass vs m", "Table 2 · seconds per pass vs m"),
     "fig2a_m": ("C7 · held-out ll vs m", "Fig. 2a · ll vs passes for each m"),
     "fig2b_anneal": ("C8 · annealing schedules of m", "Fig. 2b · ll vs passes per schedule"),
-    "scale_study": ("Scale study · which method wins at which scale", "scale study"),
+    "crossover_study": ("Crossover study · which method wins at which scale", "crossover study"),
     "tuning": ("Settings · tuning, prior scale and sensitivity",
                "tuning on validation documents"),
     "prior_scale": ("Settings · tuning, prior scale and sensitivity", "prior scale"),
@@ -313,14 +316,14 @@ def m_text(ms):
 
 
 # The runs each figure or table reads, where they are not the main comparison's every seed at
-# its m: what its caption says (setting's arguments); tests/test_snakemake_report.py checks
+# its m: what its caption says (setting's arguments); tests/report/test_snakemake_report.py checks
 # each caption's seeds and m against the runs the rule reads.
 FIGURE_RUNS = {
     "fig1c_samples": {"seeds": SEED0, "also_m": [1]},
     "prior_scale": {"seeds": SEED0},
     "fig2a_m": {"m_sweep": True},
     "table2": {"m_sweep": True},
-    "scale_study": {"study": True},
+    "crossover_study": {"study": True},
     "sensitivity": {"seeds": SEED0},
     "tuning": {"seeds": SEED0},
     "topic_recovery": {"seeds": SEED0},
@@ -339,5 +342,5 @@ def caption_param(name):
 
 wildcard_constraints:
     dataset="[a-z0-9]+",
-    label="[a-z0-9_.]+",  # same.runs.LABEL_PATTERN
+    label="[a-z0-9_.]+",  # same.experiments.runs.LABEL_PATTERN
     seed="[0-9]+",

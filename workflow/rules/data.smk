@@ -10,7 +10,7 @@ rule split:
         seed=config["split"]["seed"],
         cache=lambda wc: CACHE_DIR,
         data_dir=lambda wc: DATA_DIR_ARGS,
-        code=code("same/corpus.py", "same/split.py"),
+        code=code("same/data/corpus.py", "same/data/split.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
@@ -30,7 +30,7 @@ rule synthesize:
         corpus="results/{dataset}/corpus.npz",
     params:
         spec=lambda wc: json.dumps(SYNTHETIC[wc.dataset]),
-        code=code("same/scale_data.py", "same/synthetic.py"),
+        code=code("same/data/planted.py", "same/data/synthetic.py"),
     log:
         "results/logs/synthesize/{dataset}.log",
     benchmark:
@@ -50,7 +50,7 @@ rule split_synthetic:
     params:
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
-        code=code("same/corpus.py", "same/split.py"),
+        code=code("same/data/corpus.py", "same/data/split.py"),
     input:
         corpus=rules.synthesize.output.corpus,
     log:
@@ -82,8 +82,8 @@ rule split_corpus:
         seed=config["split"]["seed"],
         cache=lambda wc: CACHE_DIR,
         data_dir=lambda wc: DATA_DIR_ARGS,
-        code=code("same/corpus.py", "same/split.py", "same/textcorpus.py",
-                  "same/corpusspec.py", "same/newsgroups.py"),
+        code=code("same/data/corpus.py", "same/data/split.py", "same/data/textcorpus.py",
+                  "same/data/corpusspec.py", "same/data/newsgroups.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:

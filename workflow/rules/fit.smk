@@ -1,6 +1,6 @@
 # One training run of one method (label) and seed, through the shared runner; the run's
-# spec (JSON) comes from the table of runs (same.runs.plan_runs), validated at parse time,
-# and its folder from same.runs.run_dir. A tuned run (same.tuning.tuned_twins) also reads its
+# spec (JSON) comes from the table of runs (same.experiments.plan.plan_runs), validated at parse time,
+# and its folder from same.experiments.runs.run_dir. A tuned run (same.experiments.plan.tuned_twins) also reads its
 # dataset's tuning.json (rule tuning), whose choice it applies over the spec's params.
 # params.code: the fingerprint of the code a fit runs, so that a code change reruns the fits
 # and a docstring or comment edit does not.

@@ -1,5 +1,5 @@
 # Figures, tables and claim verdicts from the traces (no training or scoring here). Which
-# runs each one reads comes from same.runs (MAIN_LABELS, the *_labels functions); params.code
+# runs each one reads comes from same.experiments.runs (MAIN_LABELS, the *_labels functions); params.code
 # is the fingerprint of the code a rule runs (common.smk).
 
 REPORT_PATTERNS = ("same/report/*.py", "workflow/scripts/report.py")
@@ -17,7 +17,7 @@ localrules:
     table1,
     time_to_quality,
     sensitivity,
-    scale_study,
+    crossover_study,
     table2,
     claims,
 
@@ -203,21 +203,21 @@ rule sensitivity:
         "../scripts/report.py"
 
 
-rule scale_study:
+rule crossover_study:
     input:
         traces=lambda wc: traces(wc.dataset, study_labels()),
     output:
-        figures=figure_files("scale_study"),
-        **table_files("scale_study"),
+        figures=figure_files("crossover_study"),
+        **table_files("crossover_study"),
     params:
         code=REPORT_CODE,
-        setting=setting_param("scale_study"),
-        caption=caption_param("scale_study"),
+        setting=setting_param("crossover_study"),
+        caption=caption_param("crossover_study"),
         main_n_topics=lambda wc: k_of(wc.dataset),
     log:
-        "results/logs/report/{dataset}/scale_study.log",
+        "results/logs/report/{dataset}/crossover_study.log",
     benchmark:
-        "results/snakemake_benchmarks/report/{dataset}/scale_study.tsv"
+        "results/snakemake_benchmarks/report/{dataset}/crossover_study.tsv"
     conda:
         CONDA_ENV
     script:
@@ -255,7 +255,7 @@ rule topic_recovery:
     output:
         **table_files("topic_recovery"),
     params:
-        code=code(*REPORT_PATTERNS, "same/recovery.py", "same/scale_data.py"),
+        code=code(*REPORT_PATTERNS, "same/model/topic_recovery.py", "same/data/planted.py"),
         setting=setting_param("topic_recovery"),
         caption=caption_param("topic_recovery"),
         labels=list(MAIN_LABELS),
@@ -295,7 +295,7 @@ if not REPORT_ONLY:
         conda:
             CONDA_ENV
         shell:
-            "python -m same.scaling --factors {params.factors:q} --n-components {params.n_components:q} "
+            "python -m same.experiments.size_cost --factors {params.factors:q} --n-components {params.n_components:q} "
             "--n-copies {params.n_copies:q} --sampler {params.sampler:q} --threads {params.threads:q} "
             "--out {output:q} > {log:q} 2>&1"
 
@@ -334,8 +334,8 @@ rule claims:
 # Every table and claims.md as an HTML page (same.report.html: the Markdown rendered by
 # markdown-it-py), which `snakemake --report` shows in the page; the .md and .csv beside it are
 # downloads there. One rule per table, so each page sits under its table's category.
-PAGE_CODE = code("same/report/html.py", "same/outputs.py")
-PAGE_TABLES = ("table1", "time_to_quality", "table2", "tuning", "scale_study", "topic_recovery")
+PAGE_CODE = code("same/report/html.py", "same/io/outputs.py")
+PAGE_TABLES = ("table1", "time_to_quality", "table2", "tuning", "crossover_study", "topic_recovery")
 
 for _table in PAGE_TABLES:
 
@@ -378,6 +378,6 @@ localrules:
     time_to_quality_page,
     table2_page,
     tuning_page,
-    scale_study_page,
+    crossover_study_page,
     topic_recovery_page,
     claims_page,

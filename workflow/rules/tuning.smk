@@ -1,4 +1,4 @@
-# Each method's own step sizes, chosen on validation documents (same.tuning): the tuning runs
+# Each method's own step sizes, chosen on validation documents (same.experiments.tuning): the tuning runs
 # (fit rule, labels tune_*) train on the training documents less the validation documents and
 # are scored on those; this rule reads their traces (refusing any scored on test documents)
 # and writes every configuration's validation ll and the choice per method. The tuned runs of
@@ -15,7 +15,7 @@ rule tuning:
         choice=TUNING_CHOICE,
         **table_files("tuning"),
     params:
-        code=code("same/tuning.py", "same/rundir.py", "workflow/scripts/tuning.py"),
+        code=code("same/experiments/tuning.py", "same/experiments/rundir.py", "workflow/scripts/tuning.py"),
         points=lambda wc: {lab: RUNS[lab]["point"] for lab in tuning_labels()},
         caption=caption_param("tuning"),
     log:

@@ -33,8 +33,8 @@ elif rule == "time_to_quality":
 elif rule == "sensitivity":
     report.fig_sensitivity(df, smk.output.figures, smk.output.csv, caption,
                            {k: dict(v) for k, v in dict(smk.params.runs).items()})
-elif rule == "scale_study":
-    report.scale_study(df, smk.output.figures, smk.output.csv, smk.output.md, caption,
+elif rule == "crossover_study":
+    report.crossover_study(df, smk.output.figures, smk.output.csv, smk.output.md, caption,
                        main_n_topics=smk.params.main_n_topics)
 elif rule == "table2":
     report.table2(df, dict(smk.params.runs), smk.output.csv, smk.output.md, caption)
@@ -61,7 +61,7 @@ elif rule == "claims":
     verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
     from same.report.overview import fig_verdict_overview
 
-    scales = {name: report.scale_of(info["df"], name) for name, info in per.items()}
+    scales = {name: report.shape_of(info["df"], name) for name, info in per.items()}
     fig_verdict_overview(verdicts, smk.output.overview, caption, scales)
 else:
     raise ValueError(f"no report function for rule {rule!r}")

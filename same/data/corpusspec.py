@@ -1,0 +1,181 @@
+"""A corpus spec (a workflow ``corpora:`` entry, ``same-lda split --corpus-spec``) checked
+whole before any file is read: its source and keys, each value's type, CountVectorizer's own
+parameter checks, a token pattern that can count words (:mod:`same.data.textcorpus` reads it).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .docword import CorpusFormatError
+
+__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "check_corpus_spec",
+           "check_corpus_paths"]
+
+#: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
+#: ``source``, ``vectorizer`` and ``n_components``.
+SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"}, "csv": {"path", "column"},
+           "jsonl": {"path", "column"}, "20newsgroups": set()}
+
+#: CountVectorizer settings (scikit-learn's names) and ours, with their defaults: lowercase
+#: words of two or more letters (no digits), scikit-learn's English stop words, every word
+#: kept; UTF-8 text, nothing stripped, an empty document refused.
+VECTORIZER_DEFAULTS = {
+    "lowercase": True,
+    "token_pattern": r"(?u)\b[^\W\d_][^\W\d_]+\b",
+    "stop_words": "english",
+    "min_df": 1,          # CountVectorizer: documents (int) or fraction of them (float)
+    "max_df": 1.0,        # CountVectorizer: documents (int) or fraction of them (float)
+    "min_count": 1,       # ours: occurrences in the whole corpus (UCI: 11, "more than ten")
+    "strip": [],          # any of headers, footers, quotes (fetch_20newsgroups' remove=)
+    "encoding": "utf-8",  # of every file; a byte outside it is an error
+    "drop_empty": False,  # drop documents left with no word (else: an error naming one)
+}
+_STRIP = ("headers", "footers", "quotes")
+_CACHE_VERSION = 1  # bump when the cached arrays' meaning changes
+_CACHE_REMEDY = "delete it: the next load rebuilds it"
+
+
+class TextCorpusError(CorpusFormatError):
+    """A corpus spec or its text cannot make a corpus (one line: the file and the setting)."""
+
+
+# --------------------------------------------------------------------------- the spec
+
+NAME_PATTERN = re.compile(r"[a-z0-9]+")
+
+
+def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
+    """The spec with its vectorizer's defaults filled in.
+
+    Every value is checked here, before any file is read: each key's type, CountVectorizer's
+    own parameter checks, a token pattern that compiles, has at most one group and matches no
+    empty word; with ``check_paths`` (the workflow's config check, before any job) also that
+    the named files or folders exist.
+
+    Raises
+    ------
+    TextCorpusError
+        One line naming ``corpora.<name>.<key>`` and what is wrong.
+    """
+    where = f"corpora.{name}"
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
+                              "(it names folders: results/<name>/, the cache)")
+    if not isinstance(spec, dict):
+        raise TextCorpusError(f"{where}: must be a mapping with a source")
+    source = spec.get("source")
+    if not isinstance(source, str) or source not in SOURCES:
+        raise TextCorpusError(f"{where}.source: must be one of {', '.join(SOURCES)}")
+    allowed = SOURCES[source] | {"source", "vectorizer", "n_components"}
+    extra = sorted(map(str, set(spec) - allowed))
+    if extra:
+        raise TextCorpusError(f"{where}.{extra[0]}: not a key of a {source} corpus "
+                              f"(keys: {', '.join(sorted(allowed))})")
+    needed = {"uci": {"docword"}, "csv": {"path", "column"}, "jsonl": {"path", "column"},
+              "folder": {"path"}}.get(source, set())
+    missing = sorted(needed - set(spec))
+    if missing:
+        raise TextCorpusError(f"{where}.{missing[0]}: required for a {source} corpus")
+    for key in ("path", "docword", "vocab", "column"):
+        if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
+            raise TextCorpusError(f"{where}.{key}: must be a non-empty string")
+    if check_paths:
+        for key, kind in (("path", "folder" if source == "folder" else "file"),
+                          ("docword", "file"), ("vocab", "file")):
+            if key in spec and not (Path(spec[key]).expanduser().is_dir() if kind == "folder"
+                                    else Path(spec[key]).expanduser().is_file()):
+                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such {kind}")
+    vec = spec.get("vectorizer") or {}
+    if not isinstance(vec, dict):
+        raise TextCorpusError(f"{where}.vectorizer: must be a mapping of settings")
+    if source == "uci":
+        if vec:
+            raise TextCorpusError(f"{where}.vectorizer: a uci corpus is counts already")
+        return dict(spec)
+    unknown = sorted(map(str, set(vec) - set(VECTORIZER_DEFAULTS)))
+    if unknown:
+        raise TextCorpusError(f"{where}.vectorizer.{unknown[0]}: unknown setting (settings: "
+                              f"{', '.join(VECTORIZER_DEFAULTS)})")
+    settings = VECTORIZER_DEFAULTS | vec
+    _check_settings(f"{where}.vectorizer", settings)
+    return {**spec, "vectorizer": settings}
+
+
+def check_corpus_paths(config: dict) -> None:
+    """The workflow's check before any job that each ``corpora:`` entry's files exist (paths
+    relative to the folder snakemake runs in); :func:`same.experiments.config.check_config` checks the
+    rest of each entry.
+
+    Raises
+    ------
+    ValueError
+        ``config corpora.<name>.<key>: <path>: no such file`` (one line).
+    """
+    for name, spec in (config.get("corpora") or {}).items():
+        try:
+            check_corpus_spec(name, spec, check_paths=True)
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
+
+
+def _check_settings(where: str, s: dict) -> None:
+    """Each vectorizer setting's type and value (see :func:`check_corpus_spec`)."""
+    for key in ("lowercase", "drop_empty"):
+        if not isinstance(s[key], bool):
+            raise TextCorpusError(f"{where}.{key}: must be true or false")
+    if not isinstance(s["strip"], list) or not all(isinstance(p, str) for p in s["strip"]):
+        raise TextCorpusError(f"{where}.strip: must be a list of {', '.join(_STRIP)}")
+    bad = [p for p in s["strip"] if p not in _STRIP]
+    if bad:
+        raise TextCorpusError(f"{where}.strip: {bad[0]!r} is not one of {', '.join(_STRIP)}")
+    if not isinstance(s["encoding"], str):
+        raise TextCorpusError(f"{where}.encoding: must be the name of a text encoding")
+    try:
+        codecs.lookup(s["encoding"]).decode(b"")
+        b"".decode(s["encoding"])
+    except (LookupError, TypeError):
+        raise TextCorpusError(f"{where}.encoding: unknown text encoding "
+                              f"{s['encoding']!r}") from None
+    if isinstance(s["min_count"], bool) or not isinstance(s["min_count"], int) \
+            or s["min_count"] < 1:
+        raise TextCorpusError(f"{where}.min_count: must be an integer >= 1")
+    for key in ("min_df", "max_df"):
+        if isinstance(s[key], bool):
+            raise TextCorpusError(f"{where}.{key}: must be a number, not {s[key]}")
+    pattern = s["token_pattern"]
+    if not isinstance(pattern, str):
+        raise TextCorpusError(f"{where}.token_pattern: must be a regular expression")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise TextCorpusError(f"{where}.token_pattern: not a regular expression ({exc})") \
+            from None
+    if compiled.groups > 1:
+        raise TextCorpusError(f"{where}.token_pattern: has {compiled.groups} groups; "
+                              "CountVectorizer takes at most one (the word)")
+    if compiled.fullmatch("") is not None:
+        raise TextCorpusError(f"{where}.token_pattern: matches the empty string, so it would "
+                              "count empty words")
+    try:
+        _vectorizer(s)._validate_params()
+    except ValueError as exc:  # sklearn's InvalidParameterError: names the parameter
+        raise TextCorpusError(f"{where}: {str(exc).splitlines()[0]}") from None
+    low, high = s["min_df"], s["max_df"]
+    if type(low) is type(high) and low > high:
+        raise TextCorpusError(f"{where}.min_df: {low} is above max_df ({high}): no word "
+                              "could be kept")
+
+
+def _vectorizer(settings: dict):
+    """scikit-learn's CountVectorizer with ``settings``' parameters (counts as int64)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(lowercase=settings["lowercase"],
+                           token_pattern=settings["token_pattern"],
+                           stop_words=settings["stop_words"], min_df=settings["min_df"],
+                           max_df=settings["max_df"], dtype=np.int64)

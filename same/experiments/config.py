@@ -1,0 +1,189 @@
+"""The workflow configuration checked as a whole, before any job (called from the Snakefile).
+
+:func:`check_config_files` refuses a config file that gives a key twice (Snakemake keeps the
+last); :func:`check_config` runs every check of the merged config and returns
+:func:`same.experiments.plan.plan_runs`' table; :func:`backend_problem` says whether this machine can run
+the config's backend; :func:`config_error_line` is the one line a user sees for what they
+(or Snakemake's schema validation) refuse.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from pathlib import Path
+
+from .plan import plan_runs
+from .runs import SAME_CONFIG_PARAMS, _distinct, _is_int, spec_for
+
+__all__ = ["check_config", "check_config_files", "backend_problem", "config_error_line",
+           "RENAMED_KEYS", "rename_keys"]
+
+#: Config keys renamed in 0.1 (old → new), accepted until 0.2 with a FutureWarning: the
+#: "scale study" is the crossover study (issue 41: "scale" named five things).
+RENAMED_KEYS = {"scale_study": "crossover_study"}
+
+
+def rename_keys(config: dict) -> dict:
+    """``config`` (modified in place) with each old key of :data:`RENAMED_KEYS` moved to its new
+    name, with a FutureWarning; an old key given by a profile replaces the new key's default."""
+    for old, new in RENAMED_KEYS.items():
+        if old in config:
+            warnings.warn(f"config key {old} was renamed {new} in 0.1 and will be removed in 0.2",
+                          FutureWarning, stacklevel=2)
+            config[new] = config.pop(old)
+    return config
+
+
+def check_config_files(paths) -> None:
+    """Refuse a config file (``--configfile``, the default config) that gives a key twice,
+    at any depth: Snakemake reads them with a last-one-wins loader, so ``n_components: 8``
+    then ``n_components: 64`` would silently run K = 64.
+
+    Parameters
+    ----------
+    paths : iterable of str or os.PathLike
+        Snakemake's ``workflow.configfiles``, read as Snakemake reads them (JSON, else YAML).
+
+    Raises
+    ------
+    ValueError
+        One line: ``config file <path>: key 'n_components' is given twice (lines 3 and
+        9); give each key once``, or the file unreadable.
+    """
+    from same.io.textinput import load_config_file
+
+    for path in paths:
+        try:
+            load_config_file(path)
+        except OSError as exc:
+            raise ValueError(f"config file {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # its message starts with the path
+            raise ValueError(f"config file {' '.join(str(exc).split())}") from None
+
+
+def backend_problem(config: dict) -> str | None:
+    """Why this machine cannot run the config's ``backend`` (one line naming the key), or
+    None when it can (:func:`same.model.backend.check_backend`: for ``cupy``, CuPy imports and a
+    CUDA device is visible; nothing is allocated).
+
+    The Snakefile refuses a run whose jobs run here with this line before its first job, and
+    notes it on a dry run, which cannot tell whether the jobs will run here or on a cluster's
+    nodes (there each fit job checks its own node: ``same-lda fit``).
+    """
+    from same.model.backend import BackendUnavailableError, check_backend
+
+    try:
+        check_backend(config["backend"])
+    except BackendUnavailableError as exc:
+        return f"config backend: {exc.backend!r} {exc.reason}, on this machine"
+    return None
+
+
+def check_config(config: dict, schema: str | Path | None = None) -> dict[str, dict]:
+    """Every check of a workflow config, before any job; returns :func:`plan_runs`' table.
+
+    ``schema`` (the path of ``config/config.schema.yaml``): the JSON schema is checked again
+    with integers strict (a JSON schema's ``integer`` accepts 8.0, which would name folders
+    ``K8.0``).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
+    wildcard), the datasets (UCI corpora or the ``synthetic:`` section's, whose names
+    must not be a UCI corpus's: its outputs would overwrite the real corpus's
+    ``results/<name>/``), the ``same:`` and ``sensitivity:`` values against SameLDA's own
+    parameter checks, :func:`plan_runs`' checks, and every planned run's spec.
+
+    Raises
+    ------
+    ValueError
+        One line, ``config <key>: <what is wrong>``.
+    """
+    from same.data.corpus import REGISTRY
+    from same.data.planted import describe
+    from same.data.textcorpus import check_corpus_spec
+    from same.model.sampler import SameLDA
+
+    if schema is not None:
+        _check_schema_strict(config, schema)
+    report_dir = config.get("report_dir") or ""
+    if "{" in report_dir or "}" in report_dir:  # Snakemake reads braces in a path as wildcards
+        raise ValueError(f"config report_dir: {report_dir!r} holds '{{' or '}}', which "
+                         "Snakemake reads as a wildcard in its outputs' paths; name a folder "
+                         "without them")
+    datasets, synthetic = config["datasets"], config.get("synthetic") or {}
+    corpora = config.get("corpora") or {}
+    _distinct("datasets", datasets)
+    for d in datasets:
+        if d not in REGISTRY and d not in synthetic and d not in corpora:
+            raise ValueError(f"config datasets: {d!r} is neither a UCI corpus "
+                             f"({', '.join(REGISTRY)}) nor a dataset of the config's synthetic: "
+                             "or corpora: section")
+    for name, spec in corpora.items():
+        if name in REGISTRY or name in synthetic:
+            raise ValueError(f"config corpora.{name}: names a UCI or synthetic corpus too; "
+                             "its outputs would overwrite that corpus's results/<name>/")
+        try:
+            check_corpus_spec(name, spec)
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
+    for name, spec in synthetic.items():
+        try:
+            describe(name, spec)  # its spec, and a name that is not a UCI corpus's
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
+    _distinct("scaling.factors", (config.get("scaling") or {}).get("factors", []))
+    checks = [(f"same.{k}", k, config["same"][k]) for k in SAME_CONFIG_PARAMS
+              if k in config["same"]]
+    checks += [(f"sensitivity.{param}", param, value)
+               for param, values in (config.get("sensitivity") or {}).items()
+               for value in values]
+    for key, param, value in checks:
+        try:
+            SameLDA(**{param: value})._validate_params()
+        except ValueError as exc:
+            raise ValueError(f"config {key}: {exc}") from None
+    runs = plan_runs(config)
+    for label, run in runs.items():
+        try:
+            for k in {config["n_components"]} | {c["n_components"] for c in corpora.values()
+                                                 if "n_components" in c}:
+                spec_for(config, runs, label, run["seeds"][0], k).validate()
+        except ValueError as exc:
+            raise ValueError(f"config: run {label!r}: {exc}") from None
+    return runs
+
+
+def _check_schema_strict(config: dict, schema: str | Path) -> None:
+    import jsonschema
+    import yaml
+
+    base = jsonschema.Draft202012Validator
+    strict = base.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_int(v))
+    validator = jsonschema.validators.extend(base, type_checker=strict)
+    error = jsonschema.exceptions.best_match(
+        validator(yaml.safe_load(Path(schema).read_text())).iter_errors(config))
+    if error is not None:
+        raise ValueError(_schema_error_line(error))
+
+
+def _schema_error_line(error) -> str:
+    """``config <key path>: <message>`` of a jsonschema ValidationError, on one line."""
+    key = ""
+    for part in error.absolute_path:
+        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+    return f"config{' ' + key if key else ''}: {' '.join(error.message.split())}"
+
+
+def config_error_line(exc: BaseException) -> str:
+    """The one line a user sees for a config error raised while the workflow is parsed: the
+    message of our own ``ValueError`` (already one line), or the key and message of a JSON
+    schema error, however Snakemake's ``validate`` wrapped it (its ``WorkflowError`` holds a
+    multi-line dump of the schema)."""
+    import jsonschema
+
+    e = exc
+    while e is not None:
+        if isinstance(e, jsonschema.ValidationError):
+            return _schema_error_line(e)
+        if isinstance(e, ValueError):
+            return " ".join(str(e).split())
+        e = e.__cause__ or e.__context__
+    return " ".join(str(exc).split())

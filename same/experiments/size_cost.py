@@ -1,0 +1,130 @@
+"""Cost vs corpus size (claim C9): SAME seconds per pass on synthetic corpora of growing size.
+
+Corpora are :func:`same.data.synthetic.shaped_corpus` draws with a base shape's
+documents-per-word statistics and ``factor`` × its documents (and nonzeros,
+tokens), so every size has the same per-document make-up.  Every size is trained for
+``passes`` passes (at least 4), the sizes' passes interleaved (pass 1 of every size, then
+pass 2 of every size, …), so that a slow spell of a shared machine falls on all sizes
+alike rather than on one; a size's seconds per pass is the fastest of the second half of its
+passes (steady state: a pass costs less as θ and φ sharpen, most in the first passes; the
+fastest, as ``timeit`` does, because a shared machine's noise only ever adds time).
+JIT compilation is never timed (:attr:`same.model.sampler.SameLDA.compile_seconds_`).
+
+    python -m same.experiments.size_cost --out results/scaling/same.json --factors 1 2 4 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+__all__ = ["measure", "linearity", "BENCHMARK"]
+
+#: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
+BENCHMARK = "SAME seconds per pass vs corpus size (synthetic)"
+
+
+
+def measure(factors, base: str = "kos", n_components: int = 64,
+            n_copies: float = 100.0, passes: int = 8, sampler: str = "nonzero",
+            threads: int = 1, seed: int = 0) -> dict:
+    """Seconds per pass for each size: the fastest of passes ``passes // 2 + 1`` to ``passes``,
+    the sizes' passes interleaved in time (module docstring).
+
+    Raises
+    ------
+    ValueError
+        Unknown base shape, non-positive factor, or fewer than 4 passes.
+    """
+    from same.data.corpus import REGISTRY
+    from same.data.protocol import paper_batch_size
+    from same.data.synthetic import shaped_corpus
+    from same.model.kernels.cpu import set_threads
+    from same.model.sampler import SameLDA
+
+    from .provenance import provenance
+
+    if base not in REGISTRY:
+        raise ValueError(f"base must be one of {sorted(REGISTRY)}, got {base!r}")
+    if any(f <= 0 for f in factors):
+        raise ValueError(f"factors must be positive, got {factors}")
+    if passes < 4:
+        raise ValueError(f"passes must be at least 4 (>= 2 steady passes), got {passes}")
+    info = REGISTRY[base]
+    D, W, NNZ, tokens = info.n_docs, info.n_words, info.nnz, info.n_tokens
+    set_threads(threads)
+    batch_size = paper_batch_size(D)  # the base's minibatch size: more minibatches per pass
+    corpora, fits, marks = [], [], []
+    for f in factors:
+        counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
+        model = SameLDA(n_components=n_components, n_copies=n_copies, max_iter=passes, sampler=sampler,
+                        batch_size=batch_size, random_state=seed)
+        corpora.append(counts)
+        fits.append((model, model.iter_fit(counts)))
+        marks.append([])
+    for p in range(passes):  # round robin: pass p of every size before pass p + 1 of any
+        for (_, fit), done in zip(fits, marks):
+            done.append(next(fit)["train_seconds"])
+        print(f"pass {p + 1}/{passes} of every size", file=sys.stderr)
+    rows = []
+    for f, counts, (model, _), done in zip(factors, corpora, fits, marks):
+        steps = np.diff([0.0] + done)
+        per_pass = float(np.min(steps[passes // 2:]))
+        rows.append({"factor": f, "n_docs": counts.shape[0], "nnz": int(counts.nnz),
+                     "n_tokens": int(counts.sum()), "seconds_per_pass": per_pass,
+                     "pass_seconds": [round(float(x), 4) for x in steps],
+                     "compile_seconds": model.compile_seconds_})
+        print(f"factor {f:g}: {counts.nnz} nonzeros, {per_pass:.3f} s/pass", file=sys.stderr)
+    return provenance({"benchmark": BENCHMARK,
+                       "settings": {"base": base, "n_components": n_components, "n_copies": n_copies,
+                                    "passes": passes, "steady_passes": passes - passes // 2,
+                                    "interleaved": True, "sampler": sampler, "threads": threads,
+                                    "batch_size": batch_size},
+                       "sizes": rows, "fit": linearity(rows)})
+
+
+def linearity(rows) -> dict:
+    """Least-squares line seconds = a + b · tokens, its R², and the spread of s/token."""
+    x = np.array([r["n_tokens"] for r in rows], dtype=float)
+    y = np.array([r["seconds_per_pass"] for r in rows], dtype=float)
+    if len(x) < 2:
+        return {"r2": None, "per_token_spread": None}
+    from scipy.stats import linregress
+
+    fit = linregress(x, y)
+    per_token = y / x
+    return {"intercept_s": float(fit.intercept), "seconds_per_token": float(fit.slope),
+            "r2": float(fit.rvalue ** 2), "per_token_spread": float(per_token.max() / per_token.min())}
+
+
+def main(argv=None) -> int:
+    """``python -m same.experiments.size_cost``: refuses ``--out`` (one line, exit 2) before measuring when
+    it exists and is not an earlier result of this benchmark (:mod:`same.io.outputs`)."""
+    from same.io.outputs import check_option, json_kind
+
+    from .provenance import write_json
+
+    ap = argparse.ArgumentParser(prog="python -m same.experiments.size_cost", description=__doc__.splitlines()[0])
+    ap.add_argument("--factors", type=float, nargs="+", required=True,
+                    help="size factors (the workflow passes config scaling.factors)")
+    ap.add_argument("--base", default="kos")
+    ap.add_argument("--n-components", type=int, default=64)
+    ap.add_argument("--n-copies", type=float, default=100.0)
+    ap.add_argument("--passes", type=int, default=8)
+    ap.add_argument("--sampler", default="nonzero")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring
+    result = measure(args.factors, args.base, args.n_components, args.n_copies, args.passes,
+                     args.sampler, args.threads)
+    write_json(args.out, result, option="--out")
+    print(json.dumps(result["fit"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

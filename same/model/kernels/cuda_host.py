@@ -1,0 +1,87 @@
+"""Host-side helpers of the CUDA kernels, shared by :mod:`same.model.kernels.cuda`,
+:mod:`~same.model.kernels.cuda_sample` and :mod:`~same.model.kernels.cuda_summed`: the launch
+on CuPy's stream, argument coercion and the simulator's Python twins of the per-element code.
+Importing it never initialises CUDA."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+from numba import cuda  # importing touches no driver
+
+__all__ = ["MAX_TOPICS", "launch_kernel", "python_twins", "stream_handle"]
+
+#: Largest K the GPU sampling kernels support.
+MAX_TOPICS = 1024
+
+
+def python_twins(module=None) -> dict:
+    """The per-element functions of :mod:`same.model.kernels.elements` (or of ``module``) as plain
+    Python, calling one another (their ``py_func`` code with shared globals).
+
+    numba-cuda's simulator runs kernels as Python and hands them wrapped arrays that compiled
+    njit functions cannot take; the simulated kernels call these twins instead: the same
+    source, so the simulator tests the code a GPU compiles.
+    """
+    from numba.core.registry import CPUDispatcher
+
+    from . import elements
+
+    module = module or elements
+    shared = dict(vars(module))
+    for name, obj in vars(module).items():
+        if isinstance(obj, CPUDispatcher):
+            f = obj.py_func
+            shared[name] = types.FunctionType(f.__code__, shared, f.__name__, f.__defaults__,
+                                              f.__closure__)
+    return shared
+
+
+def launch_kernel(kernel, grid: int, block: int, *args):
+    """Launch a compiled ``kernel`` on CuPy's current stream, or on host arrays under the
+    simulator."""
+    xp = _xp(args)
+    if xp is np:  # host arrays: the CUDA simulator (same.model.kernels.cuda_on_host)
+        kernel[grid, block](*args)
+        return
+    stream = cuda.external_stream(stream_handle(xp.cuda.get_current_stream().ptr))
+    kernel[grid, block, stream](*args)
+
+
+def stream_handle(ptr: int) -> int:
+    """The stream handle for a launch on CuPy's current stream of pointer ``ptr``.
+
+    numba-cuda exports each CuPy argument with ``__dlpack__(stream=<the launch's handle>)``.
+    CuPy gives its legacy default stream as pointer 0, which DLPack forbids for CUDA (0 is
+    ambiguous; 1 is the legacy default stream, 2 the per-thread one) and CuPy warns about at
+    every export.  So 0 becomes ``CU_STREAM_LEGACY`` (1), the same stream to the driver."""
+    return int(ptr) or 1
+
+
+def _xp(args):
+    from same.model.backend import array_module
+
+    for a in args:
+        if hasattr(a, "shape") and getattr(a, "ndim", 0) > 0:
+            return array_module(a)
+    return np
+
+
+def _csr(indptr, indices):
+    xp = _xp((indptr,))
+    return (xp.ascontiguousarray(indptr, dtype=xp.int64),
+            xp.ascontiguousarray(indices, dtype=xp.int32))
+
+
+def _topics(theta) -> tuple[int, int]:
+    """θ's (rows, K), K checked against :data:`MAX_TOPICS`."""
+    if theta.shape[1] > MAX_TOPICS:
+        raise ValueError(f"the CUDA sampler supports K <= {MAX_TOPICS} topics, got {theta.shape[1]}")
+    return theta.shape
+
+
+def _f32(name, a):
+    if a.dtype != np.float32:
+        raise ValueError(f"{name} must be float32 for the CUDA kernels, got {a.dtype}")
+    return _xp((a,)).ascontiguousarray(a)

@@ -1,0 +1,66 @@
+"""Segments and chunks of a compressed index, for the CUDA kernels.
+
+A *segment* is a row of a compressed index ``ptr`` (a document's nonzeros in CSR order, a
+word's documents in CSC order): entries ``ptr[s] … ptr[s+1] − 1``.  A *chunk* is a run of at
+most ``chunk`` consecutive entries of one segment: segment s has ⌈len_s / chunk⌉ chunks,
+numbered from ``chunk_ptr[s]`` (:func:`chunk_ptr`), so the chunks of a block number at most
+⌈nnz / chunk⌉ + n_segments (:func:`same.model.kernels.launch.chunks_bound`).  The device functions
+are ``@njit`` (numba-cuda compiles them into the kernels; the simulator calls their
+``py_func``).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows"]
+
+
+@njit(inline="always", cache=True)
+def row_of(ptr, j):  # pragma: no cover - compiled
+    """The segment holding entry j: the largest s < len(ptr) − 1 with ptr[s] ≤ j (ptr
+    non-decreasing, ptr[0] ≤ j < ptr[-1]); empty segments are skipped.  Binary search,
+    ⌈log2 len(ptr)⌉ steps."""
+    lo = 0
+    hi = ptr.shape[0] - 2
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ptr[mid] <= j:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(inline="always", cache=True)
+def chunk_bounds(cptr, ptr, b, chunk):  # pragma: no cover - compiled
+    """(segment s, first entry, end entry) of chunk b (b < cptr[-1]): entries
+    ptr[s] + i·chunk … min(ptr[s] + (i+1)·chunk, ptr[s+1]) − 1, i = b − cptr[s]."""
+    s = row_of(cptr, b)
+    lo = ptr[s] + (b - cptr[s]) * chunk
+    return s, lo, min(lo + chunk, ptr[s + 1])
+
+
+def chunk_ptr(xp, ptr, chunk: int):
+    """(len(ptr),) int64 on ``xp``: the first chunk of each segment, then the total.
+    Computed on the device (no synchronisation)."""
+    ptr = xp.asarray(ptr, dtype=xp.int64)
+    out = xp.zeros(ptr.shape[0], dtype=xp.int64)
+    if ptr.shape[0] > 1:
+        out[1:] = xp.cumsum((ptr[1:] - ptr[:-1] + (chunk - 1)) // chunk)
+    return out
+
+
+def multi_ptr(xp, cptr):
+    """(len(cptr) − 1,) int64 on ``xp``: for each segment of more than one chunk, the first
+    row of its partial sums in a compact array holding only such segments' chunks (at most
+    :func:`same.model.kernels.launch.parts_bound` rows); the rest are never read."""
+    n = cptr[1:] - cptr[:-1]
+    multi = xp.where(n > 1, n, 0)
+    return xp.cumsum(multi) - multi
+
+
+def rows(xp, ptr, n: int):
+    """(n,) int64: the segment of each of the n entries (empty segments skipped)."""
+    ptr = xp.asarray(ptr, dtype=xp.int64)
+    return xp.searchsorted(ptr, xp.arange(n, dtype=xp.int64), side="right") - 1
