@@ -38,7 +38,8 @@ RESULTS = OUT / "results"
 RUN_INFO = OUT / "run.json"
 FIGURE = OUT / "kernels.png"
 BENCH = r"^bench_kernels\.\w+\.time_\w+\('numpy'"
-KERNELS = "same/kernels"
+#: where the kernels are and were (same/kernels until the layers, issue 41)
+KERNELS = ("same/model/kernels", "same/kernels")
 # the oldest commit the current suite's kernel benchmarks run on (bench_kernels.py and
 # common.py as they are since then; StepSettings, shaped_corpus and the kernels' signatures too)
 SUITE_FIRST = "10a5373"
@@ -56,8 +57,8 @@ def first_parent(first: str = SUITE_FIRST, head: str = "HEAD") -> list[str]:
 
 
 def kernel_commits() -> set[str]:
-    """Every commit that changed same/kernels (git log -- same/kernels)."""
-    return set(git("log", "--format=%H", "--", KERNELS).split())
+    """Every commit that changed the kernels (git log -- same/model/kernels same/kernels)."""
+    return set(git("log", "--format=%H", "--", *KERNELS).split())
 
 
 def pick_commits(line: list[str], kernel: set[str], n: int) -> list[str]:

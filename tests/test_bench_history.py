@@ -84,13 +84,14 @@ def test_pick_commits_keeps_both_ends_every_kernel_commit_and_the_order(history)
 
 def test_marked_commits_are_those_that_changed_the_kernels(history):
     kernel = history.kernel_commits()
-    assert kernel == set(git("log", "--format=%H", "--", "same/kernels").split())
+    assert kernel == set(git("log", "--format=%H", "--", "same/model/kernels",
+                             "same/kernels").split())
     measured = sorted(measured_commits())
     marks = history.marked(measured, kernel)
     # independently: the commits whose own diff touches same/kernels
     touched = [c for c in measured
                if git("diff-tree", "--no-commit-id", "--name-only", "-r", "--root", c, "--",
-                      "same/kernels").strip()]
+                      "same/model/kernels", "same/kernels").strip()]
     assert marks == touched
     assert 0 < len(marks) < len(measured)
 

@@ -40,36 +40,28 @@ def tree_copy(tmp_path):
     return tmp_path
 
 
-def _append(path: Path, line: str) -> None:
-    path.write_text(path.read_text() + "\n" + line + "\n")
+LAYERS_BROKEN = "same/ layers: report > experiments > (model | baselines) > data > io BROKEN"
+ACYCLIC_BROKEN = ("no import circle in same/ or baselines/ (between siblings, at every depth) "
+                  "BROKEN")
 
 
-def test_an_upward_import_breaks_the_layers_contract(tree_copy):
-    """The data layer importing the report: the layers contract fails and names the import."""
-    _append(tree_copy / "same/data/split.py", "from same.report import paper  # noqa")
+@pytest.mark.parametrize("module, line, broken, named", [
+    # the data layer importing the report: an upward import
+    ("same/data/split.py", "from same.report import paper", LAYERS_BROKEN,
+     "same.data.split -> same.report.paper"),
+    # baselines sit beside the model: neither may import the other
+    ("same/model/params.py", "import baselines.cgs", LAYERS_BROKEN,
+     "same.model.params -> baselines.cgs"),
+    # two modules of one layer importing each other: allowed by the layers, not by acyclic
+    ("same/data/docword.py", "from same.data import split", ACYCLIC_BROKEN,
+     "No cycles are allowed in same.data."),
+], ids=["upward", "model-to-baseline", "circle"])
+def test_a_forbidden_import_breaks_a_contract(tree_copy, module, line, broken, named):
+    path = tree_copy / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa\n")
     res = lint_imports(tree_copy)
     assert res.returncode == 1, res.stdout
-    assert "same/ layers: report > experiments > (model | baselines) > data > io BROKEN" \
-        in res.stdout
-    assert "same.data.split -> same.report.paper" in res.stdout
-
-
-def test_the_model_importing_a_baseline_breaks_the_layers_contract(tree_copy):
-    """Baselines sit beside the model: neither may import the other."""
-    _append(tree_copy / "same/model/params.py", "import baselines.cgs  # noqa")
-    res = lint_imports(tree_copy)
-    assert res.returncode == 1 and "BROKEN" in res.stdout, res.stdout
-    assert "same.model.params -> baselines.cgs" in res.stdout
-
-
-def test_an_import_circle_breaks_the_acyclic_contract(tree_copy):
-    """Two modules of one layer importing each other (allowed by the layers, not by acyclic)."""
-    _append(tree_copy / "same/data/docword.py", "from same.data import split  # noqa")
-    res = lint_imports(tree_copy)
-    assert res.returncode == 1, res.stdout
-    assert "no import circle in same/ or baselines/ (between siblings, at every depth) BROKEN" \
-        in res.stdout
-    assert "No cycles are allowed in same.data." in res.stdout
+    assert broken in res.stdout and named in res.stdout, res.stdout
 
 
 def test_top_level_holds_at_most_eight_modules_and_the_layers():
