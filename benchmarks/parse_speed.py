@@ -99,7 +99,8 @@ def kos_cache_speedup() -> dict | None:
 
 
 #: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
-BENCHMARK = "corpus parse (same.data.corpus.read_docword), synthetic docword files"
+# the kind of results/bench/parse.json (its first measurement named the 0.1 module path)
+BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
 
 
 def main() -> None:

@@ -320,7 +320,7 @@ def _outside_package() -> int:
 
     import sklearn
 
-    packages = (os.path.dirname(os.path.abspath(__file__)),
+    packages = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # same/
                 os.path.dirname(os.path.abspath(sklearn.__file__)))
     frame, level = sys._getframe(2), 2  # the function that calls warnings.warn, level 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(packages):

@@ -164,8 +164,10 @@ def traffic_case(problem, kernels, klaunch, kcuda, runs=((3.0, 3), (0.3, 3), (3.
     counts, theta, phi_t = problem(9, 30, 11, seed=6)
     counter = Counter()
     uninstall = _install(counter)
-    before = klaunch.CHUNK, kcuda._launch
-    kcuda._launch = _instrumented_launch(counter, kcuda)
+    from same.model.kernels import cuda_summed  # launches its own kernels
+
+    before = klaunch.CHUNK, kcuda._launch, cuda_summed._launch
+    kcuda._launch = cuda_summed._launch = _instrumented_launch(counter, kcuda)
     wrong, seen = [], []
     try:
         for m, chunk in runs:
@@ -174,7 +176,7 @@ def traffic_case(problem, kernels, klaunch, kcuda, runs=((3.0, 3), (0.3, 3), (3.
             wrong += [f"m={m}, chunk {chunk}: {w}" for w in _compare(counter, low, high)]
             seen.append(b)
     finally:
-        klaunch.CHUNK, kcuda._launch = before
+        klaunch.CHUNK, kcuda._launch, cuda_summed._launch = before
         uninstall()
     covered = (any(b.doc_single for b in seen) and any(b.doc_chunks > b.doc_single for b in seen)
                and any(b.word_single for b in seen)

@@ -32,7 +32,7 @@ def sim_results():
     """Every simulator case, run once in a process with NUMBA_ENABLE_CUDASIM=1."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     res = subprocess.run([sys.executable, str(HERE / "sim_cases.py")], capture_output=True,
-                         text=True, env=env, timeout=900, cwd=HERE.parent)
+                         text=True, env=env, timeout=900, cwd=HERE.parents[1])
     assert res.returncode == 0, res.stderr[-4000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -106,7 +106,7 @@ def test_the_cpu_gpu_promise_matches_the_ptx(ptx):
     cc, compiled = ptx
     fused_f32 = sum(t.count("fma.rn.f32") for t in compiled["summed_t_partial"])
     assert fused_f32 > 0, "no fused float32 multiply-add left: the promise can be stronger"
-    readme = (HERE.parent / "README.md").read_text()
+    readme = (HERE.parents[1] / "README.md").read_text()
     docs = [readme, cuda.__doc__, elements.dot_seq.__doc__, elements.axpy.__doc__,
             cpu.sddmm_csr.__doc__]
     for doc in docs:

@@ -199,9 +199,10 @@ def test_theta_stays_on_the_device_between_passes(cupy, corpus):
 def test_launch_on_the_legacy_stream_never_hands_dlpack_stream_0(cupy, monkeypatch):
     """Item 6: CuPy's legacy default stream (pointer 0) is launched on as handle 1."""
     from same.model.kernels import cuda as kcuda
+    from same.model.kernels import cuda_host
 
     handles, launched = [], []
-    monkeypatch.setattr(kcuda, "cuda", types.SimpleNamespace(
+    monkeypatch.setattr(cuda_host, "cuda", types.SimpleNamespace(
         external_stream=lambda h: handles.append(h) or h))
 
     class Kernel:

@@ -358,7 +358,7 @@ def test_kernel_cache_follows_an_edit_of_the_per_element_code(tmp_path):
     first, again = draws(), draws()
     assert (first["hits"], again["hits"]) == (0, 1)  # compiled, then loaded from the cache
     assert again["u"] == first["u"]
-    src = pkg / "kernels" / "elements.py"
+    src = pkg / "model" / "kernels" / "elements.py"
     text = src.read_text()
     assert text.count("0x9E3779B97F4A7C15") == 1  # SplitMix64's γ, defined once
     src.write_text(text.replace("0x9E3779B97F4A7C15", "0x9E3779B97F4A7C17"))

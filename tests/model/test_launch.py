@@ -65,11 +65,15 @@ def test_launch_code_uses_these_shapes(monkeypatch):
     """cuda.py takes its grids from launch.py: a launch records the grid launch.py gives."""
     import numpy as np
 
-    from same.model.kernels import cuda
+    from same.model.kernels import cuda, cuda_summed
 
     seen = []
-    monkeypatch.setattr(cuda, "_launch", lambda name, grid, block, *a: seen.append(
-        (name, grid, block)))
+
+    def record(name, grid, block, *a):
+        seen.append((name, grid, block))
+
+    monkeypatch.setattr(cuda, "_launch", record)
+    monkeypatch.setattr(cuda_summed, "_launch", record)
     indptr, indices = np.array([0, 2, 3]), np.array([0, 1, 1], dtype=np.int32)
     theta = np.ones((2, 4), dtype=np.float32)
     out = np.empty(3, dtype=np.float32)
@@ -77,8 +81,6 @@ def test_launch_code_uses_these_shapes(monkeypatch):
     cuda.poisson(np.ones(1000, dtype=np.float32), 1, np.empty(1000, dtype=np.int32))
     assert seen == [("sddmm", *launch.sddmm(3)), ("poisson_dense", *launch.poisson(1000))]
     seen.clear()
-    from same.model.kernels import cuda_summed
-
     data, ratio = np.ones(3, dtype=np.float32), np.empty(3, dtype=np.float32)
     cuda_summed.summed_t_sweeps(indptr, indices, data, theta, theta, 1.0, 1.0, 0.1, [1, 2],
                                 ratio, 1.0)
