@@ -10,7 +10,6 @@ the config's backend; :func:`config_error_line` is the one line a user sees for 
 from __future__ import annotations
 
 import warnings
-
 from pathlib import Path
 
 from .plan import plan_runs
