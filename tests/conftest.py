@@ -8,12 +8,18 @@ skipped locally but FAIL in CI (``CI=true``), never skipped silently there.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The tests mirror the layers (tests/<layer>/, basenames unique); a test module that shares
+# helpers with another layer's (``from test_corpus import GOOD``) finds it in any order.
+for _layer in ("io", "data", "model", "baselines", "experiments", "report"):
+    if str(Path(__file__).parent / _layer) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent / _layer))
 _DEFAULT_MIRROR = REPO.parent / "shared" / "datasets" / "uci"
 
 # The README's command gives SAME_DATA_DIR relative to the checkout; tests that run tools in
