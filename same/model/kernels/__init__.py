@@ -1,8 +1,7 @@
 """Backend dispatch for the hot steps.
 
-Each function routes arrays of one backend (NumPy or CuPy) to its kernel: numba on CPU
-(:mod:`.cpu`, per-element code in :mod:`.elements`), CUDA on GPU (:mod:`.cuda`, or CuPy
-expressions); importing it never initialises CUDA.
+Each function routes arrays of one backend (NumPy or CuPy) to its kernel: numba on CPU (:mod:`.cpu`,
+per-element code :mod:`.elements`), CUDA on GPU (:mod:`.cuda`); importing it never initialises CUDA.
 Counts T and P are int32: exact while m × (occurrences of one word in one minibatch) stays
 well below 2^31 (PubMed, m = 100: about 4·10^7 for its top word in a 1/20 minibatch).
 """
