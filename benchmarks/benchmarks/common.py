@@ -16,11 +16,21 @@ BACKENDS = ["numpy", "cupy"]
 def same_module(path):
     """The module ``path`` of the layered package (``same.model.sampler``), or, at a commit
     from before the layers (issue 41: asv times old commits with this suite), the flat 0.1 path
-    it moved from (``same.sampler``); no renamed module is used here."""
+    it moved from (``same.sampler``); no renamed module is used here.
+
+    A folder without ``__init__.py`` is not the layered module: a folder another commit's
+    install left behind (numba's ``__pycache__``; ``asv_uninstall.py`` now removes them)
+    imports as an empty namespace package (the perf gate failed on one in CI, stop 46)."""
     try:
-        return importlib.import_module(path)
+        module = importlib.import_module(path)
     except ModuleNotFoundError:
-        return importlib.import_module("same." + path.rpartition(".")[2])
+        module = None
+    if module is None or getattr(module, "__file__", None) is None:
+        flat = path.partition(".")[0] + "." + path.rpartition(".")[2]
+        return importlib.import_module(flat)
+    return module
+
+
 TOPICS = [64, 256]
 
 
