@@ -2,6 +2,7 @@
 level, the 0.1 module paths still importing with a FutureWarning, tests mirroring the layers."""
 
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -156,3 +157,22 @@ def test_an_unknown_attribute_of_an_old_path_names_the_new_module():
     with pytest.raises(AttributeError, match=r"module 'same.sampler' \(now same.model.sampler\) "
                                              r"has no attribute 'nope'"):
         module.nope  # noqa: B018
+
+
+def test_an_old_path_beats_a_folder_an_older_install_left_behind(tmp_path):
+    """Upgrading over 0.1's flat layout, pip leaves ``same/kernels/__pycache__`` (numba's cache
+    files are not in the wheel's RECORD): ``import same.kernels`` still gets the forwarding
+    module, not that folder as an empty namespace package (the legacy finder comes first)."""
+    shutil.copytree(REPO / "same", tmp_path / "same",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    stale = tmp_path / "same" / "kernels" / "__pycache__"
+    stale.mkdir(parents=True)
+    (stale / "cpu.sddmm_csr-92.py311.nbi").write_bytes(b"")
+    code = ("import warnings; warnings.simplefilter('ignore', FutureWarning)\n"
+            "import same.kernels, same.model.kernels\n"
+            "assert same.kernels.sddmm is same.model.kernels.sddmm\n"
+            "print(same.model.kernels.__file__)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().startswith(str(tmp_path))
