@@ -66,6 +66,7 @@ if not REPORT_ONLY:
 
     include: "workflow/rules/data.smk"
     include: "workflow/rules/fit.smk"
+    include: "workflow/rules/timing.smk"
 
 
 include: "workflow/rules/tuning.smk"

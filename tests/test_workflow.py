@@ -103,18 +103,24 @@ def test_dry_run_paper_profile_and_cluster():
     # results/scaling/same_cpu.json is the paper profile's too)
     res = smk("-n", "--forceall", "--configfile", "config/paper.yaml")
     assert res.returncode == 0, res.stderr
-    # 2 datasets × (S seeds × (6 methods + 5 m-sweep runs (their own sampler) + 3 schedules)
-    # + other prior scale + m=1 long + 8 sensitivity runs (on validation documents) + 2 K × 2
-    # fractions × 4 methods of the crossover study + 3 × 6 tuning runs + the tuned twins: 3 main
-    # methods × S seeds, 5 m-sweep runs and 3 schedules at tuning.tuned_variant_seeds) fits,
-    # 2 splits, 2 × 12 figure/table jobs (tuning's included), scaling, claims, `all`
+    # 2 datasets × (S seeds × (6 methods + the online methods other_order names, in the other
+    # document order + 5 m-sweep runs (their own sampler) + 3 schedules) + other prior scale +
+    # m=1 long + 8 sensitivity runs (on validation documents) + 2 K × 2 fractions × 4 methods of
+    # the crossover study + 3 methods × 6 grid points × tuning.seeds tuning runs + the tuned
+    # twins: 3 main methods × S seeds, 5 m-sweep runs and 3 schedules at
+    # tuning.tuned_variant_seeds) fits, 2 splits, 2 timing jobs, 2 × 12 figure/table jobs
+    # (tuning's included), scaling, claims, `all`
+    from same.experiments.runs import order_labels
+
     cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
     seeds = len(cfg["seeds"])
-    variant_seeds = seeds if cfg["tuning"].get("tuned_variant_seeds") == "all" else 1
-    fits = (seeds * (6 + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4 + 3 * 6 + 3 * seeds
-            + (5 + 3) * variant_seeds)
+    variant_seeds = {"all": seeds, "first": 1, "none": 0}[
+        cfg["tuning"].get("tuned_variant_seeds", "all")]
+    tuning_seeds = min(cfg["tuning"].get("seeds", 3), seeds)
+    fits = (seeds * (6 + len(order_labels(cfg)) + 5 + 3) + 1 + 1 + 8 + 2 * 2 * 4
+            + 3 * 6 * tuning_seeds + 3 * seeds + (5 + 3) * variant_seeds)
     # and 2 × 5 tables' HTML pages, claims' page
-    assert job_count(res.stdout) == 2 * fits + 2 + 2 * (12 + 5) + 1 + 1 + 1 + 1
+    assert job_count(res.stdout) == 2 * fits + 2 + 2 + 2 * (12 + 5) + 1 + 1 + 1 + 1
     if shutil.which("sbatch") is None:
         # the SLURM executor plugin needs no cluster for a dry run
         res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",

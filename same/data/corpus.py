@@ -73,6 +73,15 @@ class Corpus:
     vocab : list of str, length n_words, or None when no vocabulary was given
     source : str
         The docword file it was parsed from.
+    meta : dict
+        Provenance; ``meta["order"]`` (:func:`same.data.order.order_record`) says whether the
+        rows are in file order or one seeded shuffle (absent: not recorded).
+    labels : ndarray of str, length n_docs, or None
+        Each document's label: its category folder (a folder corpus, 20 Newsgroups), a
+        table's ``label`` column; None when the corpus has none.
+    file_positions : ndarray of int64, length n_docs, or None
+        Each row's position in file order (sorting by it restores file order); None: the
+        rows are in file order.
     """
 
     name: str
@@ -80,6 +89,8 @@ class Corpus:
     vocab: list[str] | None = None
     source: str = ""
     meta: dict = field(default_factory=dict)
+    labels: np.ndarray | None = None
+    file_positions: np.ndarray | None = None
 
     @property
     def n_docs(self) -> int:
@@ -221,4 +232,5 @@ def load(name: str, data_dir: str | os.PathLike | None = None, *, docword: str |
                               stacklevel=2)
     words = read_vocab(vocab_path, counts.shape[1]) if vocab_path is not None else None
     return Corpus(name=name, counts=counts, vocab=words, source=str(docword_path),
-                  meta={"vocab_source": str(vocab_path) if vocab_path else None})
+                  meta={"vocab_source": str(vocab_path) if vocab_path else None,
+                        "order": {"shuffled": False, "seed": None, "on_purpose": False}})

@@ -17,9 +17,12 @@ __all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "check_corpus_sp
            "check_corpus_paths"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
-#: ``source``, ``vectorizer`` and ``n_components``.
-SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"}, "csv": {"path", "column"},
-           "jsonl": {"path", "column"}, "20newsgroups": set()}
+#: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
+SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"}, "csv": {"path", "column", "label"},
+           "jsonl": {"path", "column", "label"}, "20newsgroups": set()}
+#: Every source's keys of the stored order (:mod:`same.data.order`): ``shuffle`` (default true,
+#: false for uci: the file's order) and ``shuffle_seed`` (default 0).
+ORDER_KEYS = {"shuffle", "shuffle_seed"}
 
 #: CountVectorizer settings (scikit-learn's names) and ours, with their defaults: lowercase
 #: words of two or more letters (no digits), scikit-learn's English stop words, every word
@@ -71,7 +74,9 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     source = spec.get("source")
     if not isinstance(source, str) or source not in SOURCES:
         raise TextCorpusError(f"{where}.source: must be one of {', '.join(SOURCES)}")
-    allowed = SOURCES[source] | {"source", "vectorizer", "n_components"}
+    # n_components and other_order are the workflow's (same.experiments.runs.order_labels)
+    allowed = SOURCES[source] | {"source", "vectorizer", "n_components", "other_order"} \
+        | ORDER_KEYS
     extra = sorted(map(str, set(spec) - allowed))
     if extra:
         raise TextCorpusError(f"{where}.{extra[0]}: not a key of a {source} corpus "
@@ -81,9 +86,10 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     missing = sorted(needed - set(spec))
     if missing:
         raise TextCorpusError(f"{where}.{missing[0]}: required for a {source} corpus")
-    for key in ("path", "docword", "vocab", "column"):
+    for key in ("path", "docword", "vocab", "column", "label"):
         if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
             raise TextCorpusError(f"{where}.{key}: must be a non-empty string")
+    _check_order(where, spec)
     if check_paths:
         for key, kind in (("path", "folder" if source == "folder" else "file"),
                           ("docword", "file"), ("vocab", "file")):
@@ -121,6 +127,20 @@ def check_corpus_paths(config: dict) -> None:
             check_corpus_spec(name, spec, check_paths=True)
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
+
+
+def _check_order(where: str, spec: dict) -> None:
+    """``shuffle`` a boolean; ``shuffle_seed`` a non-negative integer, only with a shuffle."""
+    if "shuffle" in spec and not isinstance(spec["shuffle"], bool):
+        raise TextCorpusError(f"{where}.shuffle: must be true or false")
+    seed = spec.get("shuffle_seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise TextCorpusError(f"{where}.shuffle_seed: must be a non-negative integer below "
+                              "2**32")
+    if "shuffle_seed" in spec and not spec.get("shuffle", spec["source"] != "uci"):
+        raise TextCorpusError(f"{where}.shuffle_seed: applies only with shuffle: true"
+                              + ("" if "shuffle" in spec else " (a uci corpus keeps file "
+                                 "order by default)"))
 
 
 def _check_settings(where: str, s: dict) -> None:

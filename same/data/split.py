@@ -5,12 +5,20 @@ A seeded fraction of documents is held out; for every nonzero c_dw of a held-out
 in on the observed half and scores the held-out half.  :func:`validation_split` carves
 validation documents out of the training documents the same way.  The split is an ``.npz``
 with a SHA-256 of its content: every method is trained and scored on the same tokens.
+
+A split of a :class:`same.data.corpus.Corpus` also records the order its training documents are
+stored in (``order``: "file", "shuffled:<seed>", "file:on_purpose", "unknown"), their labels
+and their positions in file order (:mod:`same.data.order`: SAME and online VB learn in this
+order; the runner refuses one grouped by label).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from numbers import Integral, Real
@@ -21,6 +29,7 @@ import scipy.sparse as sp
 
 from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import Corpus, vocab_checksum
+from .order import split_order
 
 __all__ = ["HeldOutSplit", "SplitIntegrityError", "ValidationSplit", "make_split", "load_split",
            "train_subset", "validation_split"]
@@ -42,6 +51,9 @@ _REMEDY = "rerun `same-lda split` to rewrite it"
 _MATRICES = ("train", "test_observed", "test_heldout")
 _KEYS = ("meta", "train_docs", "test_docs",
          *(f"{m}_{p}" for m in _MATRICES for p in ("data", "indices", "indptr", "shape")))
+#: Optional members (absent in a split written before them: order "unknown", no labels).
+_ORDER_KEYS = ("order", "train_labels", "label_names", "train_file_positions")
+_ORDER = re.compile(r"file|file:on_purpose|unknown|shuffled:\d+")
 
 
 @dataclass
@@ -59,6 +71,15 @@ class HeldOutSplit:
     train_docs, test_docs : ndarray of int64
         Row indices of the documents in the source corpus.
     corpus, seed, test_fraction, vocab_sha256 : provenance
+    order : str
+        How the source corpus stored its rows: "file", "shuffled:<seed>", "file:on_purpose"
+        (``shuffle: false`` given), "unknown" (a bare matrix, a split written before).
+    train_labels : ndarray of int32 or None
+        Each training document's label, a code into ``label_names``.
+    label_names : tuple of str or None
+    train_file_positions : ndarray of int64 or None
+        Each training document's position in the corpus's file order (None: the stored
+        order is file order, or unknown).
     """
 
     train: sp.csr_matrix
@@ -70,6 +91,10 @@ class HeldOutSplit:
     seed: int
     test_fraction: float
     vocab_sha256: str
+    order: str = "unknown"
+    train_labels: np.ndarray | None = None
+    label_names: tuple[str, ...] | None = None
+    train_file_positions: np.ndarray | None = None
     _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -82,7 +107,9 @@ class HeldOutSplit:
         return (self.test_observed + self.test_heldout).tocsr()
 
     def checksum(self) -> str:
-        """SHA-256 over every array and the provenance fields, computed once per split."""
+        """SHA-256 over every array and the provenance fields, computed once per split; the
+        order, labels and file positions enter only when there are any beyond file order
+        (the checksum of a UCI corpus's split is as before they were recorded)."""
         if getattr(self, "_digest", None) is None:
             h = hashlib.sha256()
             h.update(self._provenance().encode())
@@ -92,6 +119,7 @@ class HeldOutSplit:
                     _hash_int64(h, a)
             for a in (self.train_docs, self.test_docs):
                 _hash_int64(h, a)
+            _hash_order(self, h)
             self._digest = h.hexdigest()
         return self._digest
 
@@ -123,6 +151,12 @@ class HeldOutSplit:
             arrays[f"{name}_indices"] = m.indices
             arrays[f"{name}_indptr"] = m.indptr
             arrays[f"{name}_shape"] = np.asarray(m.shape, dtype=np.int64)
+        arrays["order"] = np.asarray(self.order)
+        if self.train_labels is not None:
+            arrays["train_labels"] = np.asarray(self.train_labels, dtype=np.int32)
+            arrays["label_names"] = np.asarray(self.label_names, dtype=str)
+        if self.train_file_positions is not None:
+            arrays["train_file_positions"] = np.asarray(self.train_file_positions, np.int64)
         save_npz(Path(path), arrays, inputs=inputs, option=option)
         return digest
 
@@ -137,6 +171,9 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     test_fraction : float in (0, 1), documents held out (rounded, 1 to n_docs - 1)
     seed : int, seeds the document choice and the binomial halves (NumPy PCG64)
 
+    A Corpus's ``meta["order"]``, ``labels`` and ``file_positions`` are carried into the
+    split's ``order``, ``train_labels`` / ``label_names`` and ``train_file_positions``.
+
     Raises
     ------
     ValueError
@@ -145,8 +182,10 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     """
     if not (isinstance(test_fraction, (int, float)) and 0 < test_fraction < 1):
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    order = {}
     if isinstance(corpus, Corpus):
         counts, label, vsha = corpus.counts, corpus.name, corpus.vocab_checksum()
+        order = _corpus_order(corpus)
     else:
         from .count_matrix import validate_counts  # the input gate, before any indexing
 
@@ -166,10 +205,31 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     is_test[test_docs] = True
     train_docs = np.flatnonzero(~is_test).astype(np.int64)
     observed, heldout = _halve(counts[test_docs], rng)
+    if order.get("train_labels") is not None:
+        order["train_labels"] = order["train_labels"][train_docs]
+    if order.get("train_file_positions") is not None:
+        order["train_file_positions"] = order["train_file_positions"][train_docs]
     return HeldOutSplit(
         train=_as_int32(counts[train_docs]), test_observed=observed, test_heldout=heldout,
         train_docs=train_docs, test_docs=test_docs,
-        corpus=label, seed=int(seed), test_fraction=float(test_fraction), vocab_sha256=vsha)
+        corpus=label, seed=int(seed), test_fraction=float(test_fraction), vocab_sha256=vsha,
+        **order)
+
+
+def _corpus_order(corpus: Corpus) -> dict:
+    """The split's order fields of a whole corpus (label codes and positions of every row)."""
+    out = {"order": split_order(corpus.meta.get("order"))}
+    for name, a in (("labels", corpus.labels), ("file_positions", corpus.file_positions)):
+        if a is not None and len(a) != corpus.n_docs:
+            raise ValueError(f"corpus {corpus.name!r}: {len(a)} {name} for {corpus.n_docs} "
+                             "documents")
+    if corpus.labels is not None:
+        names, codes = np.unique(np.asarray(corpus.labels, dtype=str), return_inverse=True)
+        out["label_names"] = tuple(str(n) for n in names)
+        out["train_labels"] = codes.ravel().astype(np.int32)
+    if corpus.file_positions is not None:
+        out["train_file_positions"] = np.asarray(corpus.file_positions, dtype=np.int64)
+    return out
 
 
 def _as_int32(m) -> sp.csr_matrix:
@@ -189,6 +249,22 @@ def _halve(docs: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_matrix
     heldout = docs.copy()
     heldout.data = docs.data.astype(np.int64) - observed.data
     return _as_int32(observed), _as_int32(heldout)
+
+
+def _hash_order(split, h) -> None:
+    """Feed a split's order, labels and file positions to ``h``, only when it has any beyond
+    file order (a split without them, whatever holds its fields, hashes as before)."""
+    order = getattr(split, "order", "unknown")
+    labels = getattr(split, "train_labels", None)
+    positions = getattr(split, "train_file_positions", None)
+    if labels is None and positions is None and order in ("file", "unknown"):
+        return
+    names = None if labels is None else list(split.label_names)
+    h.update(json.dumps({"order": order, "label_names": names,
+                         "positions": positions is not None}).encode())
+    for a in (labels, positions):
+        if a is not None:
+            _hash_int64(h, a)
 
 
 def _hash_int64(h, a: np.ndarray) -> None:
@@ -220,7 +296,7 @@ def load_split(path: str | os.PathLike, mmap: bool = False) -> HeldOutSplit:
     """
     path = Path(path)
     with remedied(_REMEDY, SplitIntegrityError):
-        z = open_npz(path, "split file", _REMEDY, _KEYS, mmap=mmap)
+        z = open_npz(path, "split file", _REMEDY, _KEYS + _order_members(path), mmap=mmap)
         where = str(path)
         meta = check_array(z["meta"], "meta", where, ndim=1, kind="U")
         if meta.size != 5:
@@ -244,11 +320,60 @@ def load_split(path: str | os.PathLike, mmap: bool = False) -> HeldOutSplit:
             raise ArtefactError(f"{where}: document lists and matrix rows disagree")
         split = HeldOutSplit(train_docs=docs["train_docs"], test_docs=docs["test_docs"],
                              corpus=corpus, seed=seed, test_fraction=frac,
-                             vocab_sha256=vsha, **mats)
+                             vocab_sha256=vsha, **mats, **_read_order(z, where, docs))
     if split.checksum() != digest:
         raise SplitIntegrityError(f"{path}: content does not match its checksum {digest}; "
                                   f"{_REMEDY}")
     return split
+
+
+def _order_members(path: Path) -> tuple[str, ...]:
+    """The optional order members the file holds (none when it cannot be read as a zip:
+    :func:`same.data.artefact.open_npz` then checks the seal and names what is wrong)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = {n.removesuffix(".npy") for n in zf.namelist()}
+    except Exception:  # any damage (zipfile raises many kinds): the seal check reports it
+        return ()
+    return tuple(k for k in _ORDER_KEYS if k in names)
+
+
+def _read_order(z: dict, where: str, docs: dict) -> dict:
+    """The order fields of a split file's members, checked (absent: "unknown", None)."""
+    out = {}
+    if "order" in z:
+        out["order"] = str(check_array(z["order"], "order", where, ndim=0, kind="U"))
+        if not _ORDER.fullmatch(out["order"]):
+            raise ArtefactError(f"{where}: order {out['order']!r} is not file, "
+                                "file:on_purpose, unknown or shuffled:<seed>")
+    n_train, n_docs = docs["train_docs"].size, docs["train_docs"].size + docs["test_docs"].size
+    if ("train_labels" in z) != ("label_names" in z):
+        raise ArtefactError(f"{where}: train_labels and label_names come together")
+    if "train_labels" in z:
+        codes = check_array(z["train_labels"], "train_labels", where, ndim=1, kind="i")
+        names = check_array(z["label_names"], "label_names", where, ndim=1, kind="U")
+        if codes.size != n_train or (codes.size and codes.max() >= names.size):
+            raise ArtefactError(f"{where}: train_labels do not match the training documents "
+                                f"and {names.size} label names")
+        out["train_labels"] = np.asarray(codes, dtype=np.int32)
+        out["label_names"] = tuple(str(n) for n in names)
+    if "train_file_positions" in z:
+        pos = check_array(z["train_file_positions"], "train_file_positions", where, ndim=1,
+                          kind="i")
+        if pos.size != n_train or (pos.size and (pos.max() >= n_docs
+                                                 or np.unique(pos).size != pos.size)):
+            raise ArtefactError(f"{where}: train_file_positions are not distinct positions "
+                                f"of {n_docs} documents, one per training document")
+        out["train_file_positions"] = np.asarray(pos, dtype=np.int64)
+    return out
+
+
+def _rows_of(split: HeldOutSplit, rows) -> dict:
+    """The order fields of ``split`` for its training rows ``rows`` (a subset or reorder)."""
+    return {"order": split.order, "label_names": split.label_names,
+            "train_labels": None if split.train_labels is None else split.train_labels[rows],
+            "train_file_positions": None if split.train_file_positions is None
+            else split.train_file_positions[rows]}
 
 
 def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:
@@ -274,7 +399,8 @@ def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:
     return HeldOutSplit(train=split.train[keep], test_observed=split.test_observed,
                         test_heldout=split.test_heldout, train_docs=split.train_docs[keep],
                         test_docs=split.test_docs, corpus=split.corpus, seed=split.seed,
-                        test_fraction=split.test_fraction, vocab_sha256=split.vocab_sha256)
+                        test_fraction=split.test_fraction, vocab_sha256=split.vocab_sha256,
+                        **_rows_of(split, keep))
 
 
 @dataclass(kw_only=True)
@@ -347,4 +473,4 @@ def validation_split(split: HeldOutSplit, fraction: float = 0.1,
         train_docs=np.asarray(split.train_docs[keep], dtype=np.int64),
         test_docs=np.asarray(split.train_docs[val], dtype=np.int64), corpus=split.corpus,
         seed=int(seed), test_fraction=float(fraction), vocab_sha256=split.vocab_sha256,
-        parent_sha256=split.checksum())
+        parent_sha256=split.checksum(), **_rows_of(split, keep))

@@ -9,7 +9,8 @@ A corpus is data, not a registry name.  The workflow's ``corpora:`` section (and
 ``folder``
     raw text in :func:`sklearn.datasets.load_files` layout: ``path/<category>/<document>``.
 ``csv`` / ``jsonl``
-    one document per row, the text in ``column`` (read with pyarrow).
+    one document per row, the text in ``column`` (read with pyarrow), each document's label
+    in ``label`` (optional).
 ``20newsgroups``
     Lang's 20 Newsgroups, "bydate" version (train and test folders together, 18,846 posts):
     the archive from ``$SAME_DATA_DIR`` (its members checked against the
@@ -24,8 +25,16 @@ spec's ``vectorizer`` settings (:data:`VECTORIZER_DEFAULTS`), then words occurri
 blocks and quoted replies are removed, when asked (``strip``), by the functions behind
 scikit-learn's ``fetch_20newsgroups(remove=...)``: the standard this follows.
 
+The documents are stored in one seeded random order (``shuffle``, default true; ``shuffle_seed``,
+default 0: the permutation of ``load_files(shuffle=True, random_state=shuffle_seed)``), since
+SAME and online VB learn in the stored order and a folder's file order is grouped by category
+(:mod:`same.data.order`); ``shuffle: false`` keeps file order.  A uci spec keeps file order
+unless it says ``shuffle: true``.  The corpus records its labels (the category folder, the
+``label`` column), each row's position in file order and ``meta["order"]``.
+
 The vectorized corpus is cached in :func:`same.data.download.cache_dir` as a sealed ``.npz`` with its
-vocabulary, keyed by the SHA-256 of the text and the settings (and scikit-learn's version):
+vocabulary, labels and file positions, keyed by the SHA-256 of the text, the settings and the
+order (and scikit-learn's version):
 changing a setting or a byte of text builds a new one; changing nothing reads it back.
 
 Every bad input ends in one :class:`TextCorpusError` line naming the file and the setting
@@ -48,7 +57,14 @@ import scipy.sparse as sp
 
 from same.io.outputs import OutputError
 
-from .artefact import ArtefactError, csr_from_parts, open_npz, remedied, save_npz
+from .artefact import (
+    ArtefactError,
+    check_array,
+    csr_from_parts,
+    open_npz,
+    remedied,
+    save_npz,
+)
 from .corpus import CacheWarning, Corpus
 from .corpusspec import (
     SOURCES,
@@ -61,12 +77,13 @@ from .corpusspec import (
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .download import cache_dir
 from .newsgroups import NEWSGROUPS, newsgroups_folders
+from .order import order_record, shuffled_indices, spec_order
 
 __all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "NEWSGROUPS",
            "check_corpus_spec", "check_corpus_paths", "load_corpus", "vectorize", "read_texts",
-           "newsgroups_folders"]
+           "stored_texts", "newsgroups_folders"]
 
-_CACHE_VERSION = 1  # bump when the cached arrays' meaning changes
+_CACHE_VERSION = 2  # bump when the cached arrays' meaning changes (2: order, labels, positions)
 _CACHE_REMEDY = "delete it: the next load rebuilds it"
 
 
@@ -75,7 +92,7 @@ _CACHE_REMEDY = "delete it: the next load rebuilds it"
 def read_texts(name: str, spec: dict, data_dir=None, download: bool = True
                ) -> tuple[list[str], list[bytes], str]:
     """(document names, raw bytes of each document, their encoding) of a checked text corpus
-    spec (:func:`check_corpus_spec`), in a fixed order (load_files' sorted categories and
+    spec (:func:`check_corpus_spec`), in file order (load_files' sorted categories and
     files; a table's row order).  A folder's files are returned as they are, in the spec's
     encoding; a table is decoded whole in that encoding and its cells returned as UTF-8.
 
@@ -87,6 +104,32 @@ def read_texts(name: str, spec: dict, data_dir=None, download: bool = True
     CorpusNotFoundError
         A path that does not exist; 20 Newsgroups neither found nor downloadable.
     """
+    return _read(name, spec, data_dir, download)[:3]
+
+
+def stored_texts(name: str, spec: dict, data_dir=None, download: bool = True) -> dict:
+    """The documents of a checked text corpus spec in the order the corpus stores them:
+    ``names``, ``raw``, ``encoding`` as :func:`read_texts`, ``labels`` (list of str, or None),
+    ``file_index`` (int64: row i is document ``file_index[i]`` in file order) and ``order``
+    (``Corpus.meta["order"]``).  With the spec's ``shuffle`` (default true) the order is
+    one seeded shuffle, exactly ``load_files(shuffle=True, random_state=shuffle_seed)``'s.
+
+    Raises
+    ------
+    TextCorpusError, CorpusNotFoundError
+        As :func:`read_texts`; a ``label`` column missing, not text, or with an empty cell.
+    """
+    names, raw, encoding, labels = _read(name, spec, data_dir, download)
+    shuffle, seed, on_purpose = spec_order(spec)
+    index = shuffled_indices(len(names), seed) if shuffle else np.arange(len(names))
+    return {"names": [names[i] for i in index], "raw": [raw[i] for i in index],
+            "encoding": encoding, "file_index": index.astype(np.int64),
+            "labels": None if labels is None else [labels[i] for i in index],
+            "order": order_record(shuffle, seed, on_purpose)}
+
+
+def _read(name: str, spec: dict, data_dir, download: bool):
+    """(names, raw bytes, encoding, labels or None) in file order: see :func:`read_texts`."""
     source, encoding = spec["source"], spec["vectorizer"]["encoding"]
     if source == "20newsgroups":
         folders = newsgroups_folders(data_dir, download=download)
@@ -95,10 +138,11 @@ def read_texts(name: str, spec: dict, data_dir=None, download: bool = True
         folders = [Path(spec["path"]).expanduser()]
         setting = f"corpora.{name}.path"
     else:
-        return _read_table(name, spec, encoding) + ("utf-8",)
+        names, texts, labels = _read_table(name, spec, encoding)
+        return names, texts, "utf-8", labels
     from sklearn.datasets import load_files
 
-    names, texts = [], []
+    names, texts, labels = [], [], []
     for folder in folders:
         if not folder.is_dir():
             raise CorpusNotFoundError(f"{folder}: no such folder ({setting})")
@@ -113,19 +157,21 @@ def read_texts(name: str, spec: dict, data_dir=None, download: bool = True
                                   "holds one folder per category, one file per document"
                                   ) from None
         texts += list(bunch.data)
+        labels += [bunch.target_names[t] for t in bunch.target]  # the category folder
     if not texts:
         raise TextCorpusError(f"{', '.join(map(str, folders))}: no documents ({setting}: a "
                               "folder of category folders, one file per document, as "
                               "sklearn.datasets.load_files reads)")
-    return names, texts, encoding
+    return names, texts, encoding, labels
 
 
-def _read_table(name: str, spec: dict, encoding: str) -> tuple[list[str], list[bytes]]:
+def _read_table(name: str, spec: dict, encoding: str
+                ) -> tuple[list[str], list[bytes], list[str] | None]:
     import pyarrow as pa
     import pyarrow.csv
     import pyarrow.json
 
-    path, column = Path(spec["path"]).expanduser(), spec["column"]
+    path, column, label = Path(spec["path"]).expanduser(), spec["column"], spec.get("label")
     if not path.is_file():
         raise CorpusNotFoundError(f"{path}: no such file (corpora.{name}.path)")
     text = _decode(name, str(path), path.read_bytes(), encoding)
@@ -133,30 +179,44 @@ def _read_table(name: str, spec: dict, encoding: str) -> tuple[list[str], list[b
     try:
         if spec["source"] == "csv":
             table = pa.csv.read_csv(data, convert_options=pa.csv.ConvertOptions(
-                column_types={column: pa.string()}))
+                column_types={c: pa.string() for c in (column, label) if c}))
         else:
             table = pa.json.read_json(data)
     except (pa.ArrowInvalid, pa.ArrowKeyError, KeyError, UnicodeError) as exc:
         why = str(exc).strip("'\"").splitlines()[0] if str(exc) else type(exc).__name__
         raise TextCorpusError(f"{path}: not a readable {spec['source']} table ({why}); "
                               f"see corpora.{name}.path") from None
+    values = _text_column(name, path, table, column, "column")
+    if not values:
+        raise TextCorpusError(f"{path}: no documents (no rows; corpora.{name}.path)")
+    names = [f"{path.name}:row {i + 1}" for i in range(len(values))]
+    labels = None
+    if label:
+        labels = _text_column(name, path, table, label, "label")
+        missing = next((i for i, v in enumerate(labels) if v is None or not v.strip()), None)
+        if missing is not None:
+            raise TextCorpusError(f"{path}: row {missing + 1} has no label (column "
+                                  f"{label!r}); see corpora.{name}.label")
+    return names, [("" if v is None else v).encode("utf-8") for v in values], labels
+
+
+def _text_column(name: str, path: Path, table, column: str, key: str) -> list:
+    """The cells of a table's text ``column`` (``corpora.<name>.<key>`` names it)."""
+    import pyarrow as pa
+
     if table.column_names.count(column) > 1:
         raise TextCorpusError(f"{path}: {table.column_names.count(column)} columns are named "
-                              f"{column!r}; see corpora.{name}.column")
+                              f"{column!r}; see corpora.{name}.{key}")
     if column not in table.column_names:
         raise TextCorpusError(f"{path}: no column {column!r} (columns: "
                               f"{', '.join(table.column_names) or 'none'}); see "
-                              f"corpora.{name}.column")
+                              f"corpora.{name}.{key}")
     kind = table.schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or
             pa.types.is_null(kind)):
         raise TextCorpusError(f"{path}: column {column!r} holds {kind}, not text; see "
-                              f"corpora.{name}.column")
-    values = table.column(column).to_pylist()
-    if not values:
-        raise TextCorpusError(f"{path}: no documents (no rows; corpora.{name}.path)")
-    names = [f"{path.name}:row {i + 1}" for i in range(len(values))]
-    return names, [("" if v is None else v).encode("utf-8") for v in values]
+                              f"corpora.{name}.{key}")
+    return table.column(column).to_pylist()
 
 
 def _decode(name: str, doc: str, raw: bytes, encoding: str) -> str:
@@ -245,11 +305,17 @@ def _text_sha256(doc_names: list[str], raw: list[bytes]) -> str:
     return h.hexdigest()
 
 
-def _cache_key(text_sha: str, settings: dict) -> str:
+def _cache_key(text_sha: str, settings: dict, order: dict | None = None,
+               labels: list[str] | None = None) -> str:
+    """The cache's key: the text, the settings, the stored order, the labels (a table's
+    label column may change without its text), scikit-learn's version, the cache's."""
     import sklearn
 
+    label_sha = None if labels is None else hashlib.sha256(
+        json.dumps(labels).encode("utf-8")).hexdigest()
     blob = json.dumps({"text": text_sha, "settings": settings, "sklearn": sklearn.__version__,
-                       "version": _CACHE_VERSION}, sort_keys=True)
+                       "order": order, "labels": label_sha, "version": _CACHE_VERSION},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -257,22 +323,46 @@ def _cache_file(name: str, key: str) -> Path:
     return cache_dir() / "text" / f"{name}-{key[:16]}.npz"
 
 
-def _read_cache(path: Path, key: str) -> tuple[sp.csr_matrix, list[str], list[str]] | None:
+_CACHE_KEYS = ("key", "data", "indices", "indptr", "shape", "vocab", "doc_names", "labels",
+               "file_positions")
+
+
+def _read_cache(path: Path, key: str):
+    """(counts, vocabulary, kept documents' names, labels or None, file positions) of the
+    cache at ``path``, or None when absent, of another key, or damaged (then removed)."""
     if not path.is_file():
         return None
     try:
-        z = open_npz(path, "vectorized-corpus cache", _CACHE_REMEDY,
-                     ("key", "data", "indices", "indptr", "shape", "vocab", "doc_names"))
+        z = open_npz(path, "vectorized-corpus cache", _CACHE_REMEDY, _CACHE_KEYS)
         with remedied(_CACHE_REMEDY):
             if str(z["key"]) != key:
                 return None
             X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
-            return X, z["vocab"].tolist(), z["doc_names"].tolist()
+            labels = check_array(z["labels"], "labels", str(path), ndim=1, kind="U")
+            positions = check_array(z["file_positions"], "file_positions", str(path), ndim=1,
+                                    kind="i")
+            names = z["doc_names"].tolist()
+            if (labels.size not in (0, X.shape[0]) or len(names) != X.shape[0]
+                    or not np.array_equal(np.sort(positions), np.arange(X.shape[0]))):
+                raise ArtefactError(f"{path}: labels, names or file positions do not match "
+                                    f"its {X.shape[0]} documents")
+            return (X, z["vocab"].tolist(), names, labels.tolist() if labels.size else None,
+                    positions.astype(np.int64))
     except ArtefactError as exc:  # ours (our cache folder, our name): rebuilt, not trusted
         warnings.warn(f"{path}: unreadable vectorized-corpus cache ({exc}); rebuilding it",
                       CacheWarning, stacklevel=3)
         path.unlink(missing_ok=True)
         return None
+
+
+def _kept_positions(stored: dict, kept: list[str]) -> tuple[np.ndarray, list[str] | None]:
+    """(each kept document's position in file order among the kept ones, their labels)."""
+    row = {n: i for i, n in enumerate(stored["names"])}  # a corpus's document names are unique
+    rows = np.fromiter((row[n] for n in kept), np.int64, len(kept))
+    in_file = stored["file_index"][rows]
+    labels = stored["labels"]
+    return (np.searchsorted(np.sort(in_file), in_file).astype(np.int64),
+            None if labels is None else [labels[i] for i in rows])
 
 
 def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
@@ -284,15 +374,19 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     name : str
         The corpus's name (labels it; names the settings in messages: ``corpora.<name>``).
     spec : dict
-        ``source`` and its keys, ``vectorizer`` settings (:data:`VECTORIZER_DEFAULTS`).
+        ``source`` and its keys, ``vectorizer`` settings (:data:`VECTORIZER_DEFAULTS`),
+        ``shuffle`` and ``shuffle_seed`` (the stored order).
     data_dir : path, optional
         Extra directory searched for a registry archive before ``$SAME_DATA_DIR``.
 
     Returns
     -------
     Corpus
-        counts (n_docs, n_words) int32 CSR; ``vocab``; ``meta`` with the settings, the text's
-        SHA-256, the cache file and the number of documents dropped as empty.
+        counts (n_docs, n_words) int32 CSR in the stored order; ``vocab``; ``labels`` (the
+        category folder or the ``label`` column; None without one); ``file_positions`` (each
+        row's position in file order; None when the rows are in file order); ``meta`` with
+        the settings, the text's SHA-256 (in file order), the cache file, the number of
+        documents dropped as empty and the ``order`` (:func:`same.data.order.order_record`).
 
     Raises
     ------
@@ -300,33 +394,57 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     """
     spec = check_corpus_spec(name, spec)
     if spec["source"] == "uci":
-        from .corpus import load
-
-        try:
-            return load(name, docword=spec["docword"], vocab=spec.get("vocab"))
-        except (CorpusFormatError, OSError) as exc:  # CorpusNotFoundError is an OSError
-            key = "vocab" if spec.get("vocab") and spec["vocab"] in str(exc) else "docword"
-            raise type(exc)(f"{str(exc).rstrip('.')} (corpora.{name}.{key})") from None
+        return _uci_corpus(name, spec)
     settings = spec["vectorizer"]
-    doc_names, raw, encoding = read_texts(name, spec, data_dir, download)
-    text_sha = _text_sha256(doc_names, raw)
-    key = _cache_key(text_sha, settings)
+    stored = stored_texts(name, spec, data_dir, download)
+    doc_names, raw = stored["names"], stored["raw"]
+    in_file = np.argsort(stored["file_index"])
+    text_sha = _text_sha256([doc_names[i] for i in in_file], [raw[i] for i in in_file])
+    key = _cache_key(text_sha, settings, stored["order"], stored["labels"])
     path = _cache_file(name, key)
     cached = _read_cache(path, key) if use_cache else None
     if cached is None:
-        texts = [_strip(_decode(name, d, b, encoding), settings["strip"])
+        texts = [_strip(_decode(name, d, b, stored["encoding"]), settings["strip"])
                  for d, b in zip(doc_names, raw)]
         X, vocab, kept = vectorize(name, doc_names, texts, settings)
+        positions, labels = _kept_positions(stored, kept)
         if use_cache:
             try:
                 save_npz(path, {"key": np.asarray(key), "data": X.data, "indices": X.indices,
                                 "indptr": X.indptr, "shape": np.asarray(X.shape, np.int64),
-                                "vocab": np.asarray(vocab), "doc_names": np.asarray(kept)})
+                                "vocab": np.asarray(vocab), "doc_names": np.asarray(kept),
+                                "labels": np.asarray(labels if labels is not None else [],
+                                                     dtype=str),
+                                "file_positions": positions})
             except (OSError, OutputError) as exc:
                 warnings.warn(f"{path}: cannot write the vectorized-corpus cache ({exc})",
                               CacheWarning, stacklevel=2)
     else:
-        X, vocab, kept = cached
+        X, vocab, kept, labels, positions = cached
+    if np.array_equal(positions, np.arange(len(kept))):
+        positions = None
     return Corpus(name=name, counts=X, vocab=vocab, source=spec.get("path") or spec["source"],
                   meta={"settings": settings, "text_sha256": text_sha, "cache": str(path),
-                        "n_dropped_empty": len(doc_names) - len(kept)})
+                        "n_dropped_empty": len(doc_names) - len(kept),
+                        "order": stored["order"]},
+                  labels=None if labels is None else np.asarray(labels, dtype=str),
+                  file_positions=positions)
+
+
+def _uci_corpus(name: str, spec: dict) -> Corpus:
+    """A uci spec's corpus (:func:`same.data.corpus.load`), its rows in one seeded shuffle
+    when the spec says ``shuffle: true`` (file order by default)."""
+    from .corpus import load
+
+    try:
+        corpus = load(name, docword=spec["docword"], vocab=spec.get("vocab"))
+    except (CorpusFormatError, OSError) as exc:  # CorpusNotFoundError is an OSError
+        key = "vocab" if spec.get("vocab") and spec["vocab"] in str(exc) else "docword"
+        raise type(exc)(f"{str(exc).rstrip('.')} (corpora.{name}.{key})") from None
+    shuffle, seed, on_purpose = spec_order(spec)
+    if shuffle:
+        index = shuffled_indices(corpus.n_docs, seed)
+        corpus.counts = corpus.counts[index].tocsr()
+        corpus.file_positions = index
+    corpus.meta["order"] = order_record(shuffle, seed, on_purpose)
+    return corpus

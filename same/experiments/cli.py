@@ -161,13 +161,15 @@ def _run(args) -> None:
 
             data = load_synthetic(args.corpus)[0]
         elif args.corpus_spec:
+            from same.data.order import order_description
             from same.data.textcorpus import load_corpus
 
             data = load_corpus(args.name or "corpus", spec, args.data_dir)
             print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
                               "n_words": data.n_words, "nnz": data.nnz,
                               "n_tokens": data.n_tokens,
-                              "n_dropped_empty": data.meta.get("n_dropped_empty", 0)}))
+                              "n_dropped_empty": data.meta.get("n_dropped_empty", 0),
+                              "order": order_description(data)}))
         else:
             data = corpus.load(args.dataset, args.data_dir)
         digest = make_split(data, args.test_fraction, args.seed).save(

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from .plan import plan_runs
-from .runs import SAME_CONFIG_PARAMS, _distinct, _is_int, spec_for
+from .runs import ORDER_PARAM, SAME_CONFIG_PARAMS, _distinct, _is_int, spec_for
 
 __all__ = ["check_config", "check_config_files", "backend_problem", "config_error_line",
            "RENAMED_KEYS", "rename_keys"]
@@ -133,7 +133,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
               if k in config["same"]]
     checks += [(f"sensitivity.{param}", param, value)
                for param, values in (config.get("sensitivity") or {}).items()
-               for value in values]
+               for value in values if param != ORDER_PARAM]  # a run setting: the spec checks it
     for key, param, value in checks:
         try:
             SameLDA(**{param: value})._validate_params()

@@ -14,11 +14,13 @@ from __future__ import annotations
 from .runs import (
     M1_LABEL,
     MAIN_LABELS,
+    ORDER_PARAM,
     _check_same_batch_size,
     _distinct,
     _RunTable,
     fig1c_labels,
     m_sweep_labels,
+    order_twins,
     prior_scale_labels,
     same_params,
     schedule_labels,
@@ -76,12 +78,18 @@ def plan_runs(config: dict) -> dict[str, dict]:
     fig1c = fig1c_labels(config)
     if fig1c["cgs"] != "cgs":
         runs.add(fig1c["cgs"], run("cgs", c["fig1c_iterations"]), "cgs.fig1c_iterations")
+    for label, twin in order_twins(config).items():  # the online methods in the other order
+        runs.add(twin, {**runs[label], ORDER_PARAM: "other"}, "other_order")
     for row in sensitivity_runs(config):
         if row["label"] not in runs:  # the main setting: one run, however many parameters
+            param, value = row["param"], row["value"]
+            order = param == ORDER_PARAM  # a run setting, not a SameLDA parameter
             runs.add(row["label"],
-                     run("same", s["passes"], same_params(config, **{row["param"]: row["value"]}),
-                         validation_fraction=validation_fraction(config)),
-                     f"sensitivity.{row['param']}: {row['value']!r}")
+                     run("same", s["passes"],
+                         same_params(config) if order else same_params(config, **{param: value}),
+                         validation_fraction=validation_fraction(config),
+                         **({ORDER_PARAM: value} if order else {})),
+                     f"sensitivity.{param}: {value!r}")
     study = study_runs(config)
     for label, entry in study.items():
         runs.add(label, entry, study.origin[label])
@@ -119,13 +127,18 @@ def tuning_runs(config: dict, base_params) -> dict[str, dict]:
     seeds, validation_fraction, checkpoints, ``point``: the grid's settings).
 
     ``base_params(method)`` gives the method's params of its main run (for SAME the config's
-    settings), which each grid point overrides.  No ``tuning:`` section: no runs.
+    settings), which each grid point overrides.  Every grid point runs the first
+    ``tuning.seeds`` of the config's ``seeds`` (default
+    :data:`same.experiments.tuning.TUNING_SEEDS`; all of them where fewer are configured),
+    so the choice rests on a mean over seeds (:func:`same.experiments.tuning.choose`).  No
+    ``tuning:`` section: no runs.
 
     Raises
     ------
     ValueError
         One line naming the key: a method without a step size, grids of unequal size, a
-        value given twice.
+        value given twice, ``tuning.seeds`` not an integer ≥ 1 (worded as the schema's
+        check words it).
     """
     t = config.get("tuning")
     if not t:
@@ -142,14 +155,25 @@ def tuning_runs(config: dict, base_params) -> dict[str, dict]:
         raise ValueError("config tuning.grids: every method's grid must have the same number "
                          "of configurations, got " + ", ".join(f"{m} {n}" for m, n in
                                                                sizes.items()))
+    from .runs import _is_int
+    from .tuning import TUNING_SEEDS
+
+    n_seeds = t.get("seeds", TUNING_SEEDS)
+    if not _is_int(n_seeds):  # as the schema's strict check words it (config.check_config)
+        raise ValueError(f"config tuning.seeds: {n_seeds!r} is not of type 'integer'")
+    if n_seeds < 1:
+        raise ValueError(f"config tuning.seeds: {n_seeds!r} is less than the minimum of 1")
+    seeds = list(config["seeds"][:n_seeds])
     budgets = {"same": config["same"]["passes"], "vb_online": config["vb"]["passes"],
                "sklearn_online": config["vb"]["passes"]}
+    if t.get("passes") is not None:  # shortened tuning runs (the quick profile's 30 minutes)
+        budgets = dict.fromkeys(budgets, t["passes"])
     runs = {}
     for method, grid in grids.items():
         for point in grid_points(grid):
             runs[tuning_label(method, point)] = {
                 "method": method, "budget": int(budgets[method]),
-                "params": {**base_params(method), **point}, "seeds": list(config["seeds"][:1]),
+                "params": {**base_params(method), **point}, "seeds": list(seeds),
                 "validation_fraction": float(t["validation_fraction"]), "checkpoints": "final",
                 "point": point}
     return runs
@@ -177,9 +201,11 @@ def tuned_twins(config: dict) -> dict[str, str]:
     comparisons whose method has a tuning grid (config ``tuning.grids``): the main comparison's
     SAME and online VB runs (every seed) and, when SAME is tuned, the m sweep and the
     annealing schedules (claims C6–C8 in the tuned configuration).  VB batch and CGS have no
-    step size and no twin: both configurations read their one run."""
-    grids = (config.get("tuning") or {}).get("grids") or {}
+    step size and no twin: both configurations read their one run.  ``tuning.tuned_variant_seeds:
+    none`` plans no twins of the m sweep and schedules (C6–C8 then judged as published only)."""
+    t = config.get("tuning") or {}
+    grids = t.get("grids") or {}
     labels = [lab for lab in MAIN_LABELS if lab in grids]
-    if "same" in grids:
+    if "same" in grids and t.get("tuned_variant_seeds", "all") != "none":
         labels += [*m_sweep_labels(config).values(), *schedule_labels(config).values()]
     return {lab: tuned_label(lab) for lab in dict.fromkeys(labels)}

@@ -11,7 +11,13 @@ and writes into ``out_dir`` (by convention ``results/<dataset>/<label>/K<K>/seed
 - ``model.npz``: φ (float32), α, β, the split's vocabulary checksum and content checksum,
   sealed (:func:`same.data.artefact.save_npz`);
 - ``meta.json``: settings, threads, machine, versions, commit, split checksum, the trace's
-  SHA-256.
+  SHA-256, the training documents' ``order`` (the spec's ``document_order``, what it resolved
+  to, the corpus's order, the longest run of one label).
+
+SAME and online VB learn in the order the training documents are given; a split whose labels
+show them grouped (:func:`same.data.order.grouped_run`) is refused for those methods unless the
+order was asked for (``shuffle: false`` in the corpus spec, ``document_order`` "file" or
+"other", SameLDA's own ``shuffle``).
 
 The three files are written into a temporary directory that is renamed to
 ``out_dir`` only when complete, so a killed run leaves no partial output; ``out_dir`` is
@@ -30,11 +36,18 @@ from pathlib import Path
 import numpy as np
 
 from same.data.artefact import ArtefactError, check_array, file_sha256, open_npz, remedied, save_npz
+from same.data.order import (
+    grouped_run,
+    longest_run,
+    resolve_document_order,
+    training_permutation,
+)
 from same.data.split import HeldOutSplit, load_split, train_subset, validation_split
 from same.model.evaluate import BIDMACH_INNER, FOLD_IN_ITERS, L2R_PARTICLES, L2R_SEED, evaluate
 from same.model.fit_memory import check_fit_memory
 from same.model.kernels.cpu import usable_threads
 
+from .machine_load import LoadMeter
 from .methods import checkpoints, eval_points
 from .provenance import provenance, write_json
 from .rundir import (
@@ -74,8 +87,9 @@ def _trace_row(spec: RunSpec, label: str, phi, info: dict, split: HeldOutSplit) 
 
 
 def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: bool,
-                     points=None):
-    """Run the method's checkpoints, scoring each; returns (rows, last φ, threadpool info)."""
+                     points=None, train=None):
+    """Run the method's checkpoints on ``train`` (default ``split.train``), scoring each on
+    ``split``; returns (rows, last φ, threadpool info)."""
     from threadpoolctl import threadpool_info
 
     bar = None
@@ -87,7 +101,7 @@ def _train_and_score(spec: RunSpec, split: HeldOutSplit, label: str, progress: b
     rows, phi = [], None
     with _pin_threads(spec.threads):  # already capped by usable_threads
         pools = [{k: d.get(k) for k in ("internal_api", "num_threads")} for d in threadpool_info()]
-        for phi, info in checkpoints(split.train, spec, points):
+        for phi, info in checkpoints(split.train if train is None else train, spec, points):
             rows.append(_trace_row(spec, label, phi, info, split))
             if bar is not None:
                 bar.n = info["pass"]
@@ -130,6 +144,9 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         Missing or corrupted split artifact.
     same.experiments.tuning.TuningError
         ``tuning`` unreadable, damaged, tuned on another split or without the spec's method.
+    ValueError
+        For SAME and online VB, training documents grouped by label in the order they would
+        be learned in (:func:`check_document_order`).
     """
     from .rundir import check_out_dir
 
@@ -148,17 +165,21 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     if spec.validation_fraction is not None:  # test documents are never read from here on
         split = validation_split(split, spec.validation_fraction)
     split = train_subset(split, spec.train_fraction)
+    train, order = training_order(spec, split, split_path)  # the documents trained on, in order
     check_fit_memory(spec.method, spec.n_components, split.n_words)  # before anything allocates
     label = spec.label or spec.method
     if points is None and spec.checkpoints == "final":
         points = [spec.budget]
     used = replace(spec, threads=usable_threads(spec.threads))
     wall0 = time.perf_counter()
-    rows, phi, pools = _train_and_score(used, split, label, progress, points)
+    with LoadMeter() as load:  # what else ran on the machine meanwhile (meta.json)
+        rows, phi, pools = _train_and_score(used, split, label, progress, points, train)
     trace = trace_text(rows)
     meta = _meta(spec, used, split, split_path, (split_sha, test_fraction), dataset, label,
                  rows, pools, trace, time.perf_counter() - wall0)
+    meta["order"] = order
     meta["tuning"] = tuned if tuning is not None else None
+    meta["machine_load"] = load.record()
     model = {"topic_word": phi.astype(np.float32),
              "doc_topic_prior": np.float64(spec.doc_topic_prior),
              "topic_word_prior": np.float64(spec.topic_word_prior),
@@ -174,6 +195,55 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
             meta["model_sha256"] = file_sha256(f)
         write_json(tmp / "meta.json", seal_meta(meta))
     return Path(out_dir)
+
+
+#: Methods that learn in the order of the training documents (minibatch by minibatch).
+ORDER_SENSITIVE = ("same", "vb_online", "sklearn_online")
+
+
+def training_order(spec: RunSpec, split: HeldOutSplit, split_path: str | None = None):
+    """(training matrix in the order the method gets it, meta.json's ``order``) of ``split``'s
+    training documents under ``spec.document_order`` (:mod:`same.data.order`); refused by
+    :func:`check_document_order`.  The stored order is the split's own matrix (a mapped
+    split is not copied); another order is a reordered copy."""
+    resolved = resolve_document_order(spec.document_order, split.order)
+    perm = training_permutation(resolved, split.train.shape[0], spec.seed,
+                                split.train_file_positions)
+    labels = split.train_labels
+    if perm is not None and labels is not None:
+        labels = labels[perm]
+    check_document_order(spec, split, labels, split_path)
+    run = None if labels is None else longest_run(labels)
+    return (split.train if perm is None else split.train[perm],
+            {"document_order": spec.document_order, "resolved": resolved,
+             "corpus_order": split.order, "longest_label_run": None if run is None else
+             run.length})
+
+
+def check_document_order(spec: RunSpec, split: HeldOutSplit, labels, split_path=None) -> None:
+    """Refuse SAME or online VB on training documents grouped by label (``labels``: their
+    label codes in training order) in an order nobody asked for: the spec's
+    ``document_order`` "stored", the corpus not kept in file order on purpose
+    (``shuffle: false``), SAME's own ``shuffle`` off.
+
+    Raises
+    ------
+    ValueError
+        One line naming the split, the corpus, the longest grouped run and the remedy.
+    """
+    if (spec.method not in ORDER_SENSITIVE or labels is None or spec.document_order != "stored"
+            or split.order == "file:on_purpose"
+            or (spec.method == "same" and spec.params.get("shuffle"))):
+        return
+    run = grouped_run(labels)
+    if run is None:
+        return
+    name = split.corpus
+    where = f"{split_path}: " if split_path else ""
+    raise ValueError(f"{where}the training documents of corpus {name!r} are grouped by label "
+                     f"(longest run: {run.describe(split.label_names)}); SAME and online VB "
+                     "learn in this order: rebuild the corpus with shuffle: true (the default) "
+                     f"or set corpora.{name}.shuffle: false to keep file order on purpose")
 
 
 def settings_sha256(settings: dict) -> str:

@@ -17,7 +17,8 @@ __all__ = ["METHODS", "RunSpec", "SAME_CONFIG_PARAMS", "same_params",
            "method_param_names", "m_label", "m_sweep_labels", "schedule_labels",
            "prior_scale_labels", "fig1c_labels", "MAIN_LABELS", "M1_LABEL", "run_dir",
            "sensitivity_runs", "study_runs", "study_label", "STUDY_METHODS", "CHECKPOINT_MODES",
-           "LABEL_PATTERN", "SENS_MAIN_LABEL", "validation_fraction"]
+           "LABEL_PATTERN", "SENS_MAIN_LABEL", "validation_fraction", "ONLINE_LABELS",
+           "ORDER_SUFFIX", "ORDER_PARAM", "order_twins", "order_labels"]
 
 #: A run label is a folder name and must match the fit rule's ``label`` wildcard.
 LABEL_PATTERN = r"[a-z0-9_.]+"
@@ -138,7 +139,9 @@ def run_dir(dataset: str, label: str, n_components: int | str, seed: int | str) 
 
 
 def _value_label(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else f"{value:g}"
+    if isinstance(value, (bool, str)):
+        return str(value).lower()
+    return f"{value:g}"
 
 
 #: The sensitivity study's run at the main setting (on validation documents, so not ``same``).
@@ -149,6 +152,58 @@ def validation_fraction(config: dict) -> float:
     """Share of the training documents carved as validation documents (config
     ``tuning.validation_fraction``, default 0.1) for tuning and the sensitivity study."""
     return float((config.get("tuning") or {}).get("validation_fraction", 0.1))
+
+
+#: The online methods of the main comparison: they learn in the order the documents come,
+#: so each also runs in the other document order (:func:`order_twins`).
+ONLINE_LABELS = ("same", "vb_online", "sklearn_online")
+#: A run in the other document order: its published twin's label with this suffix.
+ORDER_SUFFIX = "_other_order"
+#: The sensitivity study's document-order row (a run setting, not a SameLDA parameter):
+#: ``stored`` is the main setting, ``other`` the order the split's corpus was not stored in
+#: (one seeded shuffle of a corpus kept in file order; file order of a shuffled one).
+ORDER_PARAM = "document_order"
+
+
+def order_labels(config: dict, dataset: str | None = None) -> list[str]:
+    """The online methods (of :data:`ONLINE_LABELS`) that also run in the other document
+    order: config ``other_order`` (true: all three, the default; false or []: none; or a
+    list of them), or for a dataset of the ``corpora:`` section its own ``other_order``;
+    ``dataset`` None: every label any dataset runs so (the table of runs plans them once).
+
+    Raises
+    ------
+    ValueError
+        A label that is not an online method of the main comparison (one line naming the key).
+    """
+    def listed(value, key):
+        value = list(ONLINE_LABELS) if value is True else [] if not value else value
+        bad = [v for v in value if v not in ONLINE_LABELS]
+        if bad:
+            raise ValueError(f"config {key}: {bad[0]!r} is not an online method of the main "
+                             f"comparison ({', '.join(ONLINE_LABELS)})")
+        return [lab for lab in ONLINE_LABELS if lab in value]
+
+    corpora = config.get("corpora") or {}
+    if dataset is not None:
+        spec = corpora.get(dataset) or {}
+        if "other_order" in spec:
+            return listed(spec["other_order"], f"corpora.{dataset}.other_order")
+        return listed(config.get("other_order", True), "other_order")
+    out = set(listed(config.get("other_order", True), "other_order"))
+    for name, spec in corpora.items():
+        if isinstance(spec, dict) and "other_order" in spec:
+            out |= set(listed(spec["other_order"], f"corpora.{name}.other_order"))
+    return [lab for lab in ONLINE_LABELS if lab in out]
+
+
+def order_twins(config: dict) -> dict[str, str]:
+    """Published label → its twin in the other document order, for the main comparison's
+    online methods that :func:`order_labels` names (SAME and both online VBs by default):
+    every seed, as published, each trained in the order its split's corpus was not stored in
+    (``document_order: other``, resolved by the runner); the claims of the main comparison are
+    re-judged with them, and a verdict that moves is fragile."""
+    return {lab: f"{lab}{ORDER_SUFFIX}" for lab in order_labels(config)}
 
 
 def sensitivity_runs(config: dict) -> list[dict]:
@@ -171,6 +226,7 @@ def sensitivity_runs(config: dict) -> list[dict]:
     main = SameLDA(**same_params(config)).get_params()
     if main["batch_size"] is None:
         main["batch_size"] = 1 / PAPER_MINIBATCHES
+    main[ORDER_PARAM] = "stored"
     rows = []
     for param, values in (config.get("sensitivity") or {}).items():
         _distinct(f"sensitivity.{param}", values)
@@ -238,6 +294,7 @@ def spec_for(config: dict, runs: dict, label: str, seed: int, n_components: int)
     """The :class:`RunSpec` of one (label, seed) of :func:`plan_runs`' table."""
     r = runs[label]
     backend = config["backend"] if r["method"] == "same" else "numpy"
+    order = {"document_order": r[ORDER_PARAM]} if ORDER_PARAM in r else {}
     return RunSpec(method=r["method"], n_components=int(n_components),
                    doc_topic_prior=float(config["doc_topic_prior"]),
                    topic_word_prior=float(config["topic_word_prior"]), seed=int(seed),
@@ -245,4 +302,4 @@ def spec_for(config: dict, runs: dict, label: str, seed: int, n_components: int)
                    params=dict(r["params"]), label=label,
                    train_fraction=float(r.get("train_fraction", 1.0)),
                    checkpoints=r.get("checkpoints", "all"),
-                   validation_fraction=r.get("validation_fraction"))
+                   validation_fraction=r.get("validation_fraction"), **order)

@@ -14,6 +14,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from same.data.order import DOCUMENT_ORDERS
+
 __all__ = ["METHODS", "CHECKPOINT_MODES", "RunSpec", "method_param_names"]
 
 METHODS = ("same", "cgs", "vb_online", "vb_batch", "sklearn_online", "sklearn_batch")
@@ -72,6 +74,12 @@ class RunSpec:
         documents as validation documents (:func:`same.data.split.validation_split`, seeded by the
         split's seed), train on the rest and score the validation documents, so that no test
         document is read (tuning, the sensitivity study)
+    document_order : "stored" | "shuffled" | "file" | "other" — the order the training
+        documents are given to the method (:mod:`same.data.order`): as the split stores them;
+        one permutation seeded by ``seed``; file order (the split's ``train_file_positions``;
+        a split without them is in file order); "other": file order when the corpus was
+        shuffled, else shuffled.  "file" and "other" are on purpose: the runner's check
+        against an order grouped by label does not refuse them
     """
 
     method: str
@@ -87,6 +95,7 @@ class RunSpec:
     train_fraction: float = 1.0
     checkpoints: str = "all"
     validation_fraction: float | None = None
+    document_order: str = "stored"
 
     def validate(self) -> RunSpec:
         """Check every field and the method's params; returns self.
@@ -118,6 +127,9 @@ class RunSpec:
         if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float))
                                                           and 0 < v < 1)):
             raise ValueError(f"validation_fraction must be in (0, 1) or null, got {v!r}")
+        if self.document_order not in DOCUMENT_ORDERS:
+            raise ValueError(f"document_order must be one of {', '.join(DOCUMENT_ORDERS)}, got "
+                             f"{self.document_order!r}")
         if self.checkpoints not in CHECKPOINT_MODES:
             raise ValueError(f"checkpoints must be one of {', '.join(CHECKPOINT_MODES)}, got "
                              f"{self.checkpoints!r}")

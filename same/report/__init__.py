@@ -37,6 +37,7 @@ from .tables import (
            topic_recovery_rows,
            topic_recovery_table,
 )
+from .timing import load_timing, retime
 from .traces import configuration_frame, configurations, load_traces, shape_of, test_traces
 
 __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_samples", "fig_m", "fig_schedules",
@@ -45,4 +46,4 @@ __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_sa
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "shape_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "crossover_study",
            "study_rows", "study_findings", "crossover", "topic_recovery_rows",
-           "topic_recovery_table", "test_traces", "configurations", "configuration_frame"]
+           "topic_recovery_table", "test_traces", "configurations", "configuration_frame", "load_timing", "retime"]

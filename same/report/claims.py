@@ -17,17 +17,19 @@ import numpy as np
 from .measures import fmt, sampler_text, variant_lls
 from .paper import CONVERGED_EPS, METHOD_NAMES
 from .stats import (
+    ALPHA,
+    CGS_REFERENCE_ITERATION,
     CONFIDENCE,
-    PRIMARY_GAP,
+    cgs_reference,
     converged,
     convergence,
     interval_text,
-    primary_rung,
     runs_of,
     seconds_to,
     welch,
 )
 from .tables import table2_rows
+from .timing import entry_of, over_rounds, per_pass_alone, refusal_text, seconds_problem
 from .traces import (
     final_ll,
     final_lls,
@@ -51,6 +53,37 @@ def _eps(info) -> float:
     return float(info.get("eps", CONVERGED_EPS))
 
 
+def _alpha(info) -> float:
+    """The level every Welch test of a claim is read at (the fragility check re-reads it at
+    each level of :data:`~same.report.stats.FRAGILE_P`)."""
+    return float(info.get("alpha", ALPHA))
+
+
+def _at(info) -> int:
+    """The checkpoint, from the end, a claim reads as a run's final ll (-1: the last; the
+    fragility check re-reads the third-last)."""
+    return int(info.get("checkpoint", -1))
+
+
+def _lab(info, role: str) -> str:
+    """The run label playing ``role`` ("vb_online", "vb_batch"): gensim's unless the judge
+    gives another implementation's (``info["labels"]``), so that every text names it."""
+    return (info.get("labels") or {}).get(role, role)
+
+
+def _when(info) -> str:
+    """How a claim's text names the checkpoint it reads."""
+    at = _at(info)
+    return "final ll" if at == -1 else f"ll at the {_ORDINAL.get(-at, f'{-at}th')}-last checkpoint"
+
+
+_ORDINAL = {2: "second", 3: "third"}
+
+
+def _name(label: str) -> str:
+    return METHOD_NAMES.get(label, label)
+
+
 def _declines(df, labels, eps) -> list[str]:
     """"X peaks at pass p (ll) and ends d lower" for every label a seed of which ends more
     than ``eps`` below its own peak: the decline is reported, never read as convergence."""
@@ -60,7 +93,7 @@ def _declines(df, labels, eps) -> list[str]:
         fell = [c for c in conv if c.decline > eps]
         if fell:
             worst = max(fell, key=lambda c: c.decline)
-            out.append(f"{METHOD_NAMES.get(lab, lab)} peaks and declines in {len(fell)} of "
+            out.append(f"{_name(lab)} peaks and declines in {len(fell)} of "
                        f"{len(conv)} seeds (worst: {worst.peak:.4f} at pass "
                        f"{worst.peak_pass:g}, {worst.decline:.4f} lower at pass "
                        f"{worst.budget_passes:g})")
@@ -69,18 +102,20 @@ def _declines(df, labels, eps) -> list[str]:
 
 def claim_c1(df, info, dataset=None) -> Verdict:
     """SAME's final ll against online and batch VB's: Welch tests over seeds."""
-    same, on, bat = (final_lls(df, k) for k in ("same", "vb_online", "vb_batch"))
-    c_on, c_bat = welch(same, on), welch(same, bat)
+    a, at = _alpha(info), _at(info)
+    on_l, bat_l = _lab(info, "vb_online"), _lab(info, "vb_batch")
+    same, on, bat = (final_lls(df, k, at) for k in ("same", on_l, bat_l))
+    c_on, c_bat = welch(same, on, a), welch(same, bat, a)
     if c_on.higher and c_bat.higher:
         outcome = Outcome.REPRODUCED
     elif c_on.higher or c_bat.higher:
         outcome = Outcome.PARTLY
     else:
         outcome = Outcome.NOT_REPRODUCED
-    ours = [f"ours (final ll, nats/token, mean ± {CONFIDENCE:.0%} t interval over seeds): "
-            f"{interval_text(same, name='SAME')}; {interval_text(on, name='VB online')}; "
-            f"{interval_text(bat, name='VB batch')}",
-            f"SAME − VB online {c_on.text()}; SAME − VB batch {c_bat.text()}"]
+    ours = [f"ours ({_when(info)}, nats/token, mean ± {CONFIDENCE:.0%} t interval over seeds): "
+            f"{interval_text(same, name='SAME')}; {interval_text(on, name=_name(on_l))}; "
+            f"{interval_text(bat, name=_name(bat_l))}",
+            f"SAME − {_name(on_l)} {c_on.text()}; SAME − {_name(bat_l)} {c_bat.text()}"]
     for variant, label in info.get("prior_scale_runs", {}).items():
         d = df[df["label"] == label]
         if not d.empty:
@@ -89,28 +124,37 @@ def claim_c1(df, info, dataset=None) -> Verdict:
                         f"{fmt(final_ll(run))}")
     return _v("C1", dataset, outcome, ours,
               {"same": same.tolist(), "vb_online": on.tolist(), "vb_batch": bat.tolist(),
-               "p_vb_online": c_on.p, "p_vb_batch": c_bat.p})
+               "p_vb_online": c_on.p, "p_vb_batch": c_bat.p,
+               "p": {f"SAME − {_name(on_l)}": c_on.p, f"SAME − {_name(bat_l)}": c_bat.p}})
 
 
 def claim_c2(df, info, dataset=None) -> Verdict:
     """Passes each method needs to converge by its own rule
     (:func:`~same.report.stats.convergence`: within ε of its own final ll for the rest of its
-    budget), mean over seeds; no common target, so no method sets another's."""
-    rule, eps = RULES["C2"], _eps(info)
-    labels = ("same", "vb_online", "vb_batch")
+    budget), over seeds, compared by Welch tests: batch VB must need significantly more
+    passes than SAME and than online VB; no common target, so no method sets another's."""
+    rule, eps, a = RULES["C2"], _eps(info), _alpha(info)
+    labels = ("same", _lab(info, "vb_online"), _lab(info, "vb_batch"))
     per = {k: np.array([c.passes for c in converged(df, k, eps)]) for k in labels}
-    cp = {k: float(a.mean()) for k, a in per.items()}
-    cs, co, cb = cp["same"], cp["vb_online"], cp["vb_batch"]
+    s, o, b = (per[k] for k in labels)
+    cs, co, cb = (float(x.mean()) for x in (s, o, b))
     fast = max(cs, co)
-    if fast <= rule["max_passes"] and cb >= rule["batch_factor"] * fast:
+    vs_same, vs_online = welch(b, s, a), welch(b, o, a)
+    order = vs_same.higher and vs_online.higher
+    if fast <= rule["max_passes"] and order and cb >= rule["batch_factor"] * fast:
         outcome = Outcome.REPRODUCED
     else:
-        outcome = Outcome.PARTLY if cb > fast else Outcome.NOT_REPRODUCED
+        outcome = Outcome.PARTLY if order else Outcome.NOT_REPRODUCED
     ours = [f"ours (passes until each run stays within ε = {eps:g} of its own final ll, mean ± "
             f"{CONFIDENCE:.0%} t interval over seeds): "
-            + "; ".join(interval_text(per[k], 1, METHOD_NAMES[k]) for k in labels)]
+            + "; ".join(interval_text(per[k], 1, _name(k)) for k in labels),
+            f"{_name(labels[2])} − SAME {vs_same.text(1)} passes; {_name(labels[2])} − "
+            f"{_name(labels[1])} {vs_online.text(1)} passes"]
     ours += _declines(df, labels, eps)
-    return _v("C2", dataset, outcome, ours, {"eps": eps, **cp})
+    return _v("C2", dataset, outcome, ours,
+              {"eps": eps, "same": cs, "vb_online": co, "vb_batch": cb,
+               "p": {f"{_name(labels[2])} − SAME (passes)": vs_same.p,
+                     f"{_name(labels[2])} − {_name(labels[1])} (passes)": vs_online.p}})
 
 
 def _reference_convergence(run, eps: float, reference: str) -> float:
@@ -127,20 +171,20 @@ def claim_c3(df, info, dataset=None) -> Verdict:
     """Per sample per word, over seeds: CGS ahead early, SAME higher at the end (Welch
     tests); CGS slow to converge (mean over seeds of where each run converged)."""
     f1c = info["fig1c"]
-    eps, reference = _eps(info), info.get("reference", "final")
+    eps, reference, a, at = _eps(info), info.get("reference", "final"), _alpha(info), _at(info)
     sames, cgss = runs_of(df, f1c["same"]), runs_of(df, f1c["cgs"])
     x0 = float(sames[0].sort_values("pass")["samples_per_word"].iloc[0])
-    end_x = float(sames[0]["samples_per_word"].max())
+    end_x = float(sames[0].sort_values("pass")["samples_per_word"].iloc[max(at, -len(sames[0]))])
 
-    def at(run, x):
+    def at_x(run, x):
         r = run.sort_values("iteration")
         return float(np.interp(x, r["iteration"], r["ll"]))
 
     early_same = np.array([float(r.sort_values("pass")["ll"].iloc[0]) for r in sames])
-    end_same = np.array([final_ll(r) for r in sames])
-    early_cgs, end_cgs = (np.array([at(r, x) for r in cgss]) for x in (x0, end_x))
+    end_same = final_lls(df, f1c["same"], at)
+    early_cgs, end_cgs = (np.array([at_x(r, x) for r in cgss]) for x in (x0, end_x))
     conv = np.array([_reference_convergence(r, eps, reference) for r in cgss])
-    lead, ahead = welch(early_cgs, early_same), welch(end_same, end_cgs)
+    lead, ahead = welch(early_cgs, early_same, a), welch(end_same, end_cgs, a)
     outcome = grade([lead.higher, ahead.higher, conv.mean() >= RULES["C3"]["cgs_iterations"]])
     ref_text = ("stays within {e} of its final ll" if reference == "final" else
                 "first comes within {e} of its best checkpoint").format(e=f"{eps:g}")
@@ -149,36 +193,113 @@ def claim_c3(df, info, dataset=None) -> Verdict:
               [f"ours ({len(sames)} SAME and {len(cgss)} CGS seeds): at {x0:g} samples/word "
                f"{interval_text(early_cgs, name='CGS')} vs {interval_text(early_same, name='SAME')}"
                f", CGS − SAME {lead.text()}",
-               f"at {end_x:g} samples/word {interval_text(end_cgs, name='CGS')} vs "
-               f"{interval_text(end_same, name='SAME')}, SAME − CGS {ahead.text()}",
+               f"at {end_x:g} samples/word ({_when(info)} of SAME) "
+               f"{interval_text(end_cgs, name='CGS')} vs {interval_text(end_same, name='SAME')}, "
+               f"SAME − CGS {ahead.text()}",
                f"CGS {ref_text} from iteration {interval_text(conv, 0)} of {budget}"],
               {"early": (early_cgs.tolist(), early_same.tolist()),
                "end": (end_cgs.tolist(), end_same.tolist()), "cgs_converged": conv.tolist(),
-               "eps": eps, "reference": reference})
+               "eps": eps, "reference": reference,
+               "p": {"CGS − SAME early": lead.p, "SAME − CGS at the end": ahead.p}})
 
 
-def _seconds(df, label, eps) -> np.ndarray:
+def _plateau_seconds(df, label, eps) -> np.ndarray:
+    """Per seed: the (alone) seconds at which the run converged by its own plateau rule."""
     return np.array([c.seconds for c in converged(df, label, eps)])
 
 
+def _not_judged(claim, dataset, reasons, ours=(), **qualifiers) -> Verdict:
+    """A timing claim whose seconds cannot be read (:mod:`same.report.timing`)."""
+    return _v(claim, dataset, Outcome.NOT_TESTABLE,
+              [f"not judged: {refusal_text(reasons)}", *ours], {"refused": list(reasons)},
+              **qualifiers)
+
+
+def _reach(df, label, target) -> np.ndarray:
+    """Per seed of ``label``: (alone) seconds to first reach ``target``, inf if never."""
+    return seconds_to(df, label, target)
+
+
+def _gap_text(df, label, target) -> str:
+    """"not within its budget (ends d below it, k of n seeds reach it)"."""
+    fin = final_lls(df, label)
+    hit = int(np.isfinite(_reach(df, label, target)).sum())
+    return (f"not within its budget (final ll {fin.mean():.4f}, {target - fin.mean():.4f} below "
+            f"it; {hit} of {len(fin)} seeds reach it)")
+
+
+def _round_spread(df, info, label, target) -> str:
+    """"x s (rounds a–b s)": mean over seeds of the seconds to ``target``, median over the
+    alone measurement's rounds, with their range."""
+    stat = over_rounds(lambda d: float(np.mean(_reach(d, label, target))), df,
+                       info.get("timing"))
+    if not np.isfinite(stat["median"]):
+        return f"{float(np.mean(_reach(df, label, target))):.2f} s"
+    return (f"{stat['median']:.2f} s (over {stat['rounds']} rounds of the alone measurement "
+            f"{stat['min']:.2f}–{stat['max']:.2f} s)")
+
+
+def _converge_target(df, info):
+    """(target, text) of the paper's convergence: the mean over CGS seeds of their held-out
+    ll after :data:`~same.report.stats.CGS_REFERENCE_ITERATION` iterations; (None, why)."""
+    ref = cgs_reference(df)
+    if ref is None:
+        budget = int(df.loc[df["label"] == "cgs", "iteration"].max()) \
+            if (df["label"] == "cgs").any() else 0
+        return None, (f"the paper's convergence needs CGS's ll after "
+                      f"{CGS_REFERENCE_ITERATION} iterations; CGS ran {budget}")
+    return float(ref.mean()), (f"CGS@{CGS_REFERENCE_ITERATION} = {interval_text(ref)} "
+                               f"nats/token")
+
+
+def _per_pass_text(df, info, label) -> str:
+    """Seconds per pass alone (median over rounds, range), else from runs that held the
+    machine."""
+    alone = per_pass_alone(info.get("timing"), entry_of(df, label))
+    if alone is not None:
+        return f"{alone['median']:.3g} s ({alone['min']:.3g}–{alone['max']:.3g})"
+    return f"{_per_pass(df, label):.3g} s"
+
+
 def claim_c4(df, info, dataset=None) -> Verdict:
-    """SAME's training seconds to converge (its own rule) against online VB's (its own)."""
-    max_ratio, eps = RULES["C4"]["max_ratio"], _eps(info)
-    s, o = _seconds(df, "same", eps), _seconds(df, "vb_online", eps)
-    ratio = float(s.mean() / o.mean()) if o.mean() > 0 else float("inf")
+    """SAME's seconds to converge in the paper's sense (to CGS@1000's held-out ll; seconds
+    measured alone) against online VB's: reproduced when SAME reaches it and online VB does
+    not, or 3× online VB's seconds are significantly above SAME's (Welch over seeds)."""
+    max_ratio, eps, a = RULES["C4"]["max_ratio"], _eps(info), _alpha(info)
+    on_l = _lab(info, "vb_online")
     backend = df[df["label"] == "same"]["backend"].iloc[0]
-    rung, _ = primary_rung(df, [k for k in METHOD_NAMES if k in set(df["label"])])
-    reach = {k: seconds_to(df, k, rung) for k in ("same", "vb_online")}
-    ours = (f"ours ({backend}, {sampler_text(df, 'same')}): seconds to converge (within ε = "
-            f"{eps:g} of its own final ll), mean over seeds: SAME {s.mean():.1f} s, VB online "
-            f"{o.mean():.1f} s (ratio {ratio:.2f}); per pass {_per_pass(df, 'same'):.2f} s vs "
-            f"{_per_pass(df, 'vb_online'):.2f} s (implementations: {_impl(df, 'same')} vs "
-            f"{_impl(df, 'vb_online')}); to {rung:.4f} "
-            f"nats/token (the ladder's rung {PRIMARY_GAP:g} below the best method's mean final "
-            f"ll): SAME {_reach_text(reach['same'])}, VB online {_reach_text(reach['vb_online'])}")
-    outcome = Outcome.REPRODUCED if ratio < max_ratio else Outcome.NOT_REPRODUCED
-    return _v("C4", dataset, outcome, ours, {"ratio": ratio, "eps": eps},
-              cpu_for_gpu_claim=backend != "cupy")
+    gpu = {"cpu_for_gpu_claim": backend != "cupy"}
+    problems = [seconds_problem(df, lab) for lab in ("same", on_l)]
+    if any(problems):
+        return _not_judged("C4", dataset, problems, **gpu)
+    target, ref_text = _converge_target(df, info)
+    if target is None:
+        return _v("C4", dataset, Outcome.NOT_TESTABLE, f"not testable: {ref_text}", **gpu)
+    s, o = _reach(df, "same", target), _reach(df, on_l, target)
+    impl = f"implementations: {_impl(df, 'same')} vs {_impl(df, on_l)}"
+    per = (f"per pass alone {_per_pass_text(df, info, 'same')} vs "
+           f"{_per_pass_text(df, info, on_l)} ({impl})")
+    plateau = (f"by each run's own plateau instead (within ε = {eps:g} of its final ll): SAME "
+               f"{_plateau_seconds(df, 'same', eps).mean():.2f} s, {_name(on_l)} "
+               f"{_plateau_seconds(df, on_l, eps).mean():.2f} s")
+    numbers = {"target": target, "eps": eps}
+    if not np.isfinite(s).all():
+        outcome, said = Outcome.NOT_REPRODUCED, f"SAME {_gap_text(df, 'same', target)}"
+    elif not np.isfinite(o).all():
+        outcome = Outcome.REPRODUCED
+        said = (f"SAME {_round_spread(df, info, 'same', target)}; {_name(on_l)} "
+                f"{_gap_text(df, on_l, target)}")
+    else:
+        test = welch(max_ratio * o, s, a)
+        ratio = float(s.mean() / o.mean()) if o.mean() > 0 else float("inf")
+        outcome = Outcome.REPRODUCED if test.higher else Outcome.NOT_REPRODUCED
+        said = (f"SAME {_round_spread(df, info, 'same', target)}, {_name(on_l)} "
+                f"{_round_spread(df, info, on_l, target)}: ratio {ratio:.2f}; "
+                f"{max_ratio:g}× {_name(on_l)} − SAME {test.text(2)} s")
+        numbers |= {"ratio": ratio, "p": {f"{max_ratio:g}× VB online − SAME (s)": test.p}}
+    ours = [f"ours ({backend}, {sampler_text(df, 'same')}; seconds measured alone, mean over "
+            f"seeds, to converge in the paper's sense: to {ref_text}): {said}", per, plateau]
+    return _v("C4", dataset, outcome, ours, numbers, **gpu)
 
 
 def _per_pass(df, label) -> float:
@@ -190,45 +311,72 @@ def _impl(df, label) -> str:
     return implementation(label, df[df["label"] == label])
 
 
-def _reach_text(secs: np.ndarray) -> str:
-    hit = np.isfinite(secs)
-    if hit.all():
-        return f"{secs.mean():.1f} s"
-    return f"not reached by {int((~hit).sum())} of {len(secs)} seeds"
-
-
 def claim_c5(df, info, dataset=None) -> Verdict:
-    """Seconds CGS and batch VB need to converge (their own rule) relative to SAME's; and,
-    said plainly, how long CGS takes to reach SAME's final quality and where it ends."""
-    eps = _eps(info)
-    ts = float(_seconds(df, "same", eps).mean())
-    ratios, parts = {}, []
-    for name, lab in (("CGS", "cgs"), ("VB batch", "vb_batch")):
-        r = float(_seconds(df, lab, eps).mean()) / ts
-        ratios[name] = {"ratio": r}
-        parts.append(f"{name} {r:.1f}×")
-    rs = [x["ratio"] for x in ratios.values()]
-    if min(rs) >= RULES["C5"]["min_ratio"]:
-        outcome = Outcome.REPRODUCED
+    """Seconds CGS and batch VB need to converge in the paper's sense (to CGS@1000's held-out
+    ll; seconds measured alone) relative to SAME's, by Welch tests over seeds; and, said
+    plainly, how long CGS takes to reach SAME's final quality and where it ends."""
+    min_ratio, eps, a = RULES["C5"]["min_ratio"], _eps(info), _alpha(info)
+    bat_l = _lab(info, "vb_batch")
+    others = (("CGS", "cgs"), (_name(bat_l), bat_l))
+    problems = [seconds_problem(df, lab) for lab in ("same", "cgs", bat_l)]
+    if any(problems):
+        return _not_judged("C5", dataset, problems)
+    target, ref_text = _converge_target(df, info)
+    if target is None:
+        return _v("C5", dataset, Outcome.NOT_TESTABLE, f"not testable: {ref_text}")
+    s = _reach(df, "same", target)
+    parts, numbers, p = [], {"target": target, "eps": eps}, {}
+    if not np.isfinite(s).all():
+        outcome = Outcome.NOT_REPRODUCED
+        parts.append(f"SAME {_gap_text(df, 'same', target)}")
     else:
-        outcome = Outcome.PARTLY if max(rs) > 1 else Outcome.NOT_REPRODUCED
+        parts.append(f"SAME {_round_spread(df, info, 'same', target)}")
+        far, faster = [], []
+        for name, lab in others:
+            t = _reach(df, lab, target)
+            if not np.isfinite(t).all():
+                far.append(True)
+                faster.append(True)
+                parts.append(f"{name} {_gap_text(df, lab, target)}")
+                continue
+            big, beat = welch(t, min_ratio * s, a), welch(t, s, a)
+            far.append(big.higher)
+            faster.append(beat.higher)
+            numbers[name] = {"ratio": float(t.mean() / s.mean())}
+            p[f"{name} − {min_ratio:g}× SAME (s)"] = big.p
+            p[f"{name} − SAME (s)"] = beat.p
+            parts.append(f"{name} {_round_spread(df, info, lab, target)} "
+                         f"({t.mean() / s.mean():.2f}× SAME's; {name} − SAME {beat.text(2)} s)")
+        outcome = (Outcome.REPRODUCED if all(far) else
+                   Outcome.PARTLY if any(faster) else Outcome.NOT_REPRODUCED)
+    numbers["p"] = p
     same, cgs = final_lls(df, "same"), final_lls(df, "cgs")
-    reach = seconds_to(df, "cgs", float(same.mean()))
+    reach = _reach(df, "cgs", float(same.mean()))
+    missed = int((~np.isfinite(reach)).sum())
     plain = (f"CGS reaches SAME's mean final ll ({same.mean():.4f}) in "
-             + (f"{reach.mean():.1f} s ({reach.mean() / ts:.2f}× SAME's time to converge)"
-                if np.isfinite(reach).all() else _reach_text(reach))
-             + f" and ends at {interval_text(cgs)} against SAME's {interval_text(same)}: "
-             f"CGS − SAME {welch(cgs, same).text()}")
+             f"{_round_spread(df, info, 'cgs', float(same.mean()))}" if not missed else
+             f"CGS does not reach SAME's mean final ll ({same.mean():.4f}) in {missed} of "
+             f"{len(reach)} seeds") + (f" and ends at {interval_text(cgs)} against SAME's "
+                                       f"{interval_text(same)}: CGS − SAME "
+                                       f"{welch(cgs, same, a).text()}")
+    plateau = ("by each run's own plateau instead (within ε = " f"{eps:g} of its final ll): "
+               + ", ".join(f"{n} {_plateau_seconds(df, lab, eps).mean():.2f} s"
+                           for n, lab in (("SAME", "same"), *others)))
     return _v("C5", dataset, outcome,
-              [f"ours ({sampler_text(df, 'same')}; seconds to converge within ε = {eps:g} of "
-               f"each run's own final ll, relative to SAME's {ts:.1f} s): " + ", ".join(parts)
-               + "; GPU CGS not run here", plain], {**ratios, "eps": eps})
+              [f"ours ({sampler_text(df, 'same')}; seconds measured alone, mean over seeds, to "
+               f"converge in the paper's sense: to {ref_text}): " + "; ".join(parts)
+               + "; GPU CGS not run here", plain, plateau], numbers)
 
 
 def claim_c6(df, info, dataset=None) -> Verdict:
-    """Seconds per pass at the rule's three m (judged only for the GPU sampler)."""
+    """Seconds per pass at the rule's three m (judged only for the GPU sampler), from the m
+    sweep's own runs, which hold the machine (a run that shared it is refused)."""
     rule = RULES["C6"]
     low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
+    problems = [seconds_problem(df, lab) for lab in info["m_runs"].values()
+                if (df["label"] == lab).any()]
+    if any(problems):
+        return _not_judged("C6", dataset, problems)
     t2 = {r["n_samples"]: r["s_per_pass"] for r in table2_rows(df, info["m_runs"])}
     if not {low, knee, high} <= set(t2):
         return _v("C6", dataset, Outcome.NOT_TESTABLE,
@@ -247,50 +395,65 @@ def claim_c6(df, info, dataset=None) -> Verdict:
 def claim_c7(df, info, dataset=None) -> Verdict:
     """Final ll after the same passes for each m, over seeds, by Welch tests: a significant
     loss beyond m = 100 counts against the claim as a significant gain does."""
-    rule = RULES["C7"]
+    rule, a, at = RULES["C7"], _alpha(info), _at(info)
     knee = rule["knee_m"]
-    fin = variant_lls(df, info["m_runs"])
+    fin = variant_lls(df, info["m_runs"], at=at)
     ms = sorted(fin)
     upto = [m for m in ms if m <= knee]
     if len(upto) < 2 or knee not in fin:
         return _v("C7", dataset, Outcome.NOT_TESTABLE,
                   f"ours: m = {knee:g} and a smaller m are needed")
-    mono = not any(welch(fin[b], fin[a]).lower for a, b in zip(upto, upto[1:]))
-    better = welch(fin[knee], fin[upto[0]]).higher
-    beyond = {m: welch(fin[m], fin[knee]) for m in ms if m > knee}
+    steps = {(x, y): welch(fin[y], fin[x], a) for x, y in zip(upto, upto[1:])}
+    mono = not any(c.lower for c in steps.values())
+    base = welch(fin[knee], fin[upto[0]], a)
+    better = base.higher
+    beyond = {m: welch(fin[m], fin[knee], a) for m in ms if m > knee}
     little = all(not c.lower and not (c.higher and c.diff > rule["little_gain"])
                  for c in beyond.values())
+    p = {f"m={y:g} − m={x:g}": c.p for (x, y), c in steps.items()}
+    p[f"m={knee:g} − m={upto[0]:g}"] = base.p
+    p.update({f"m={m:g} − m={knee:g}": c.p for m, c in beyond.items()})
     return _v("C7", dataset, grade([mono and better, little]),
-              [f"ours ({sampler_text(df, info['m_runs'][knee])}; final ll after the same "
+              [f"ours ({sampler_text(df, info['m_runs'][knee])}; {_when(info)} after the same "
                f"passes, mean ± {CONFIDENCE:.0%} t interval): "
                + "; ".join(interval_text(fin[m], name=f"m={m:g}") for m in ms),
-               f"m={knee:g} − m={upto[0]:g} {welch(fin[knee], fin[upto[0]]).text()}"
+               f"m={knee:g} − m={upto[0]:g} {base.text()}"
                + "".join(f"; m={m:g} − m={knee:g} {c.text()}" for m, c in beyond.items())],
-              {"final_ll": {m: a.tolist() for m, a in fin.items()},
-               "p_beyond": {m: c.p for m, c in beyond.items()}})
+              {"final_ll": {m: x.tolist() for m, x in fin.items()},
+               "p_beyond": {m: c.p for m, c in beyond.items()}, "p": p})
 
 
 def claim_c8(df, info, dataset=None) -> Verdict:
-    """Final and first-pass ll of each annealing schedule, over seeds, by Welch tests."""
-    final = variant_lls(df, info["schedule_runs"])
+    """In the paper's words: no schedule's final ll significantly above constant m's (a
+    significant loss is reported, not counted against the claim), and inverse-linear the
+    highest mean ll after the first pass, significantly above constant's; Welch tests."""
+    a, at = _alpha(info), _at(info)
+    final = variant_lls(df, info["schedule_runs"], at=at)
     early = variant_lls(df, info["schedule_runs"], at="first")
     if "constant" not in final or len(final) < 2:
         return _v("C8", dataset, Outcome.NOT_TESTABLE, "ours: fewer than two schedules were run")
     c = final["constant"]
-    vs = {s: welch(a, c) for s, a in final.items() if s != "constant"}
-    level = all(not x.significant for x in vs.values())
+    vs = {s: welch(x, c, a) for s, x in final.items() if s != "constant"}
+    level = not any(x.higher for x in vs.values())
     inv = early.get("invlinear")
-    inv_fast = (inv is not None and inv.mean() >= max(a.mean() for a in early.values())
-                and welch(inv, early["constant"]).higher)
+    first = welch(inv, early["constant"], a) if inv is not None else None
+    inv_fast = (inv is not None and inv.mean() >= max(x.mean() for x in early.values())
+                and first.higher)
+    losses = [s for s, x in vs.items() if x.lower]
+    p = {f"{s} − constant ({_when(info)})": x.p for s, x in vs.items()}
+    if first is not None:
+        p["invlinear − constant (after pass 1)"] = first.p
     return _v("C8", dataset, grade([level, inv_fast]),
-              ["ours (mean ± 95% t interval): final ll " + "; ".join(
-                  interval_text(a, name=s) for s, a in final.items())
-               + "; after pass 1 " + "; ".join(interval_text(a, name=s)
-                                                for s, a in early.items()),
-               "final, schedule − constant: " + "; ".join(f"{s} {x.text()}"
-                                                          for s, x in vs.items())],
-              {"final_ll": {k: a.tolist() for k, a in final.items()},
-               "first_pass_ll": {k: a.tolist() for k, a in early.items()}})
+              [f"ours (mean ± 95% t interval): {_when(info)} " + "; ".join(
+                  interval_text(x, name=s) for s, x in final.items())
+               + "; after pass 1 " + "; ".join(interval_text(x, name=s)
+                                                for s, x in early.items()),
+               f"{_when(info)}, schedule − constant: " + "; ".join(f"{s} {x.text()}"
+                                                                   for s, x in vs.items())]
+              + ([f"significantly below constant (reported; the paper claims only that no "
+                  f"schedule is clearly better): {', '.join(losses)}"] if losses else []),
+              {"final_ll": {k: x.tolist() for k, x in final.items()},
+               "first_pass_ll": {k: x.tolist() for k, x in early.items()}, "p": p})
 
 
 def claim_c9(datasets: dict, scaling=None) -> Verdict:

@@ -234,8 +234,12 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
             if d.empty:
                 continue
             is_main = label == SENS_MAIN_LABEL
+            # a document order says what it resolved to (meta.json): "other (shuffled)"
+            order = (f" ({d['document_order'].iloc[0]})" if param == "document_order"
+                     and "document_order" in d and d["document_order"].iloc[0] != value
+                     else "")
             ax.plot(d["pass"], d["ll"], "-o", ms=2, lw=2.4 if is_main else 1.2, color=f"C{i}",
-                    label=f"{value}" + (" (main)" if is_main else ""))
+                    label=f"{value}{order}" + (" (main)" if is_main else ""))
             fin = float(d["ll"].iloc[-1])
             rows.append({"parameter": param, "value": value, "label": label, "main": is_main,
                          "first_pass_ll": float(d["ll"].iloc[0]), "final_ll": fin,

@@ -10,10 +10,18 @@ from same.experiments.tuning import CONFIGURATIONS
 
 from .paper import METHOD_NAMES
 from .stats import interval_text, ladder, seconds_to, welch
-from .traces import configuration_frame, configurations, final_lls, test_traces
+from .timing import over_rounds, retime, seconds_problem, timed_labels
+from .traces import (
+    ORDER_SUFFIX,
+    configuration_frame,
+    configurations,
+    final_lls,
+    order_twinned_labels,
+    test_traces,
+)
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC, Outcome
 
-__all__ = ["findings_lines"]
+__all__ = ["findings_lines", "order_effects", "ORDER_NAMES"]
 
 
 def _ranking(df, metric: str) -> str:
@@ -27,20 +35,61 @@ def _ranking(df, metric: str) -> str:
     return head + ("; then, as differences from it: " + "; ".join(rest) if rest else "")
 
 
-def _fastest(df) -> list[str]:
+def _fastest(df, timing=None) -> list[str]:
     """Per rung of the ladder (:func:`~same.report.stats.ladder`): the methods that reach it
-    in every seed, fastest first (mean training seconds), and those that do not."""
+    in every seed, fastest first (mean training seconds measured alone, with their range over
+    the timing rounds), those that do not, and those whose seconds are refused."""
     labels = [lab for lab in METHOD_NAMES if lab in set(df["label"])]
+    refused = {lab: seconds_problem(df, lab) for lab in labels}
     out = []
     for rung, name in sorted(ladder(df, labels).items(), reverse=True):
-        reach = {lab: seconds_to(df, lab, rung) for lab in labels}
+        reach = {lab: seconds_to(df, lab, rung) for lab in labels if not refused[lab]}
         got = sorted((s.mean(), lab) for lab, s in reach.items() if np.isfinite(s).all())
         never = [METHOD_NAMES[lab] for lab, s in reach.items() if not np.isfinite(s).all()]
         out.append(f"  - {rung:.4f} ({name}): "
-                   + (", ".join(f"{METHOD_NAMES[lab]} {t:.1f} s" for t, lab in got)
-                      or "no method in every seed")
+                   + (", ".join(f"{METHOD_NAMES[lab]} {_spread(df, timing, lab, rung, t)}"
+                                for t, lab in got) or "no method in every seed")
                    + (f"; not in every seed: {', '.join(never)}" if never else ""))
+    bad = [f"{METHOD_NAMES[lab]} ({why})" for lab, why in refused.items() if why]
+    if bad:
+        out.append("  - seconds refused: " + "; ".join(bad))
     return out
+
+
+def _spread(df, timing, label, target, mean) -> str:
+    """"1.2 s (1.1–1.3)": the mean over seeds and its range over the timing rounds."""
+    if timing is None:
+        return f"{mean:.1f} s"
+    r = over_rounds(lambda d: float(np.mean(seconds_to(d, label, target))), df, timing)
+    if not r["rounds"]:
+        return f"{mean:.1f} s"
+    return f"{mean:.2f} s ({r['min']:.2f}–{r['max']:.2f})"
+
+
+#: What the other document order is, by the order its runs resolved to (meta.json).
+ORDER_NAMES = {"shuffled": "one seeded shuffle of the training documents",
+               "file": "the corpus's file order"}
+
+
+def order_effects(df, metric: str = "ll") -> str | None:
+    """"In the other document order (…), SAME's final ll moves by +0.015 (Welch p), …" for
+    every run of ``df`` with a twin in the other order (:func:`~.traces.order_frame`); None
+    when none has one."""
+    twins = sorted(order_twinned_labels(df), key=lambda lab: list(METHOD_NAMES).index(lab)
+                   if lab in METHOD_NAMES else len(METHOD_NAMES))
+    if not twins:
+        return None
+    d = df if metric == "ll" else df.assign(ll=df[metric])
+    orders = set(d.loc[d["label"].isin([t + ORDER_SUFFIX for t in twins]), "document_order"]) \
+        if "document_order" in d else set()
+    what = " / ".join(ORDER_NAMES.get(o, o) for o in sorted(orders)) or "the other order"
+    parts = [f"{METHOD_NAMES.get(lab, lab)} by "
+             f"{welch(final_lls(d, lab + ORDER_SUFFIX), final_lls(d, lab)).text()}"
+             for lab in twins]
+    n = d.loc[d["label"] == twins[0], "seed"].nunique()
+    return (f"In the other document order ({what}; as published, {n} seeds, "
+            f"{METRICS_SHORT[metric]}), the final ll moves: " + "; ".join(parts)
+            + "; a verdict that moves with the order is marked fragile")
 
 
 def _same_against(df, metric: str) -> str:
@@ -66,9 +115,12 @@ def _claims_held(verdicts, name: str, configuration: str, metric: str) -> str:
     return "; ".join(f"{o.value}: {', '.join(sorted(by[o]))}" for o in Outcome if o in by)
 
 
-def findings_lines(name: str, df, verdicts, scale_text: str) -> list[str]:
-    """claims.md's opening paragraph for dataset ``name`` (Markdown lines)."""
+def findings_lines(name: str, df, verdicts, scale_text: str, timing=None) -> list[str]:
+    """claims.md's opening paragraph for dataset ``name`` (Markdown lines); the seconds are
+    the ones measured alone (``timing``, :func:`~same.report.timing.retime`)."""
     df = test_traces(df)
+    if timing is not None:
+        df = retime(df, timing, labels=timed_labels(df))
     out = [f"### {name} ({scale_text})", ""]
     for config in configurations(df):
         frame = configuration_frame(df, config)
@@ -81,8 +133,12 @@ def findings_lines(name: str, df, verdicts, scale_text: str) -> list[str]:
         out.append(f"- SAME against each method under {METRICS_SHORT[primary]}: "
                    f"{_same_against(frame, primary)}.")
         out.append("- Training seconds to each rung of the time-to-quality ladder (document "
-                   "completion, mean over seeds; the same ladder as time_to_quality.md):")
-        out += _fastest(frame)
+                   "completion, mean over seeds, measured with the machine alone: in brackets "
+                   "the range over the timing rounds; the same ladder as time_to_quality.md):")
+        out += _fastest(frame, timing)
+        effect = order_effects(frame, primary) if config == "published" else None
+        if effect:
+            out.append(f"- {effect}.")
         out.append(f"- Paper claims under {METRICS_SHORT[primary]}: "
                    f"{_claims_held(verdicts, name, config, primary)}.")
         out.append("")

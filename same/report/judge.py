@@ -10,11 +10,21 @@ from same.experiments.tuning import CONFIGURATIONS
 
 from .claims import CLAIM_FUNCTIONS
 from .measures import mean_range
-from .stats import welch
-from .traces import configuration_frame, configurations, final_lls, test_traces
-from .verdicts import FREE_CHOICES, LL_CLAIMS, METRICS, VB_CLAIMS, VB_IMPLEMENTATIONS, Verdict
+from .stats import FRAGILE_P, welch
+from .timing import retime, timed_labels
+from .traces import configuration_frame, configurations, final_lls, order_frame, test_traces
+from .verdicts import (
+    FREE_CHOICES,
+    LL_CLAIMS,
+    METRICS,
+    ORDER_CLAIMS,
+    VB_CLAIMS,
+    VB_IMPLEMENTATIONS,
+    Outcome,
+    Verdict,
+)
 
-__all__ = ["judge_dataset", "vb_comparison"]
+__all__ = ["judge_dataset", "vb_comparison", "robust", "ORDER_VARIANT"]
 
 
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
@@ -22,14 +32,24 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
     and tuned: :func:`~same.report.traces.configuration_frame`; runs scored on validation
     documents are never read): the ll claims (:data:`LL_CLAIMS`) once per held-out metric of
     :data:`METRICS` (the claim functions read column ``ll``, so the other metric is judged on
-    a copy whose ``ll`` is that metric), the timing claims once per configuration."""
+    a copy whose ``ll`` is that metric), the timing claims once per configuration.
+
+    With ``info["timing"]`` (a loaded timing.json) the main comparison's seconds are the ones
+    measured alone (:func:`~same.report.timing.retime`); without one, the traces' own seconds
+    are read only where their runs held the machine by their meta.json, and refused elsewhere
+    (:func:`~same.report.timing.seconds_problem`).  Runs in the other document
+    order (``*_other_order``, as published) re-judge the main comparison's claims
+    (:data:`ORDER_CLAIMS`): a verdict that moves with the order is fragile."""
     out = []
     df = test_traces(df)
+    if info.get("timing") is not None:
+        df = retime(df, info["timing"], labels=timed_labels(df))
     for configuration in configurations(df):
         frame = configuration_frame(df, configuration)
         # the prior-scale variant ran at the published settings only
         cinfo = info if configuration == "published" else {**info, "prior_scale_runs": {}}
-        for v in _judge(name, frame, cinfo):
+        other = order_frame(frame) if configuration == "published" else None
+        for v in _judge(name, frame, cinfo, other):
             if v.claim not in ONCE:
                 out.append(replace(v, configuration=configuration))
             elif configuration == "published":
@@ -42,54 +62,86 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
 ONCE = ("C6",)
 
 
-def _judge(name: str, df, info: dict) -> list[Verdict]:
+def _judge(name: str, df, info: dict, other=None) -> list[Verdict]:
     """Every claim of :data:`CLAIM_FUNCTIONS` on one configuration's traces, each re-judged
-    under its rule's free choices (:func:`robust`)."""
+    under its rule's free choices and, for :data:`ORDER_CLAIMS`, in the other document order
+    (``other``: the traces with the online methods' other-order runs in place; :func:`robust`)."""
     out = []
     for claim, f in CLAIM_FUNCTIONS.items():
         if claim not in LL_CLAIMS:
             out.append(robust(f, df, info, name))
             continue
         for metric in (m for m in METRICS if m in df.columns):
-            d = df if metric == "ll" else df.assign(ll=df[metric])
-            for vb, frame in _vb_frames(d, claim):
-                out.append(replace(robust(f, frame, info, name), metric=metric, vb=vb))
+            d, o = ((x if x is None or metric == "ll" else x.assign(ll=x[metric]))
+                    for x in (df, other))
+            for vb, labels in _vb_labels(d, claim):
+                variants = {ORDER_VARIANT: o} if o is not None and claim in ORDER_CLAIMS else {}
+                v = robust(f, d, {**info, "labels": labels}, name, variants)
+                out.append(replace(v, metric=metric, vb=vb))
     return out
 
 
-def robust(f, df, info: dict, name: str) -> Verdict:
+#: How a fragile verdict names the other document order.
+ORDER_VARIANT = "in the other document order"
+
+
+def robust(f, df, info: dict, name: str, variants: dict | None = None) -> Verdict:
     """``f``'s verdict, marked fragile where another value of one of its rule's free choices
-    (:data:`~same.report.verdicts.FREE_CHOICES`: ε, the reference checkpoint), the others
-    at the rule's own, gives another outcome; the values where it flips are listed."""
+    (:data:`~same.report.verdicts.FREE_CHOICES`: ε, the reference checkpoint, the level α of
+    its tests, the checkpoint read as final), the others at the rule's own, gives another
+    outcome, or where one of ``variants`` (name → other traces, e.g. the other document
+    order) does; each flip is listed with the value, its outcome and, for α, the deciding
+    p-values between the levels."""
     v = f(df, info, name)
+    undefined = [k for k, p in (v.numbers.get("p") or {}).items() if p != p]
+    if undefined and v.outcome is not Outcome.NOT_TESTABLE:  # one seed a side: no test
+        n = df.groupby("label")["seed"].nunique().min() if not df.empty else 0
+        return replace(v, outcome=Outcome.NOT_TESTABLE,
+                       ours=(f"not judged: {n} seed(s) per run, and its Welch test needs at "
+                             f"least 2 per side ({', '.join(undefined)}: p undefined)", *v.ours))
     flips = []
     for choice, values in FREE_CHOICES.get(v.claim, {}).items():
         for value in values:
             w = f(df, {**info, choice: value}, name)
             if w.outcome is not v.outcome:
-                flips.append(f"{_CHOICE_NAMES.get(choice, choice)} = {value}: "
-                             f"{w.outcome.value}")
+                flips.append(_flip(choice, value, w.outcome, v))
+    for what, other in (variants or {}).items():
+        w = f(other, info, name)
+        if w.outcome is not v.outcome:
+            flips.append(f"{what}: {w.outcome.value}")
     return replace(v, fragile=tuple(flips))
 
 
+def _flip(choice: str, value, outcome, v: Verdict) -> str:
+    """"ε = 0.005: partly", "α = 0.1: reproduced (deciding p: SAME − VB batch 0.061)",
+    "read at the third-last checkpoint: partly"."""
+    if choice == "checkpoint":
+        return f"read at the third-last checkpoint: {outcome.value}" if value == -3 else \
+            f"read at checkpoint {value}: {outcome.value}"
+    text = f"{_CHOICE_NAMES.get(choice, choice)} = {value:g}" if isinstance(value, float) \
+        else f"{_CHOICE_NAMES.get(choice, choice)} = {value}"
+    if choice == "alpha":
+        lo, hi = FRAGILE_P
+        near = [f"{k} {p:.2g}" for k, p in (v.numbers.get("p") or {}).items()
+                if p == p and lo <= p < hi]
+        if near:
+            return f"{text}: {outcome.value} (deciding p: {'; '.join(near)})"
+    return f"{text}: {outcome.value}"
+
+
 #: How claims.md names a free choice.
-_CHOICE_NAMES = {"eps": "ε", "reference": "reference checkpoint"}
+_CHOICE_NAMES = {"eps": "ε", "reference": "reference checkpoint", "alpha": "α"}
 
 
-def _vb_frames(df, claim):
-    """(implementation, traces) to judge ``claim`` on: for :data:`VB_CLAIMS` each VB
-    implementation whose runs are in ``df``, its labels renamed to gensim's; else (None, df)."""
+def _vb_labels(df, claim):
+    """(implementation, {role: label}) to judge ``claim`` with: for :data:`VB_CLAIMS` each VB
+    implementation whose runs are in ``df`` (the claim reads its labels, so every text names
+    it); else (None, {})."""
     if claim not in VB_CLAIMS:
-        return [(None, df)]
-    gensim = VB_IMPLEMENTATIONS["gensim"]
-    out = []
-    for vb, labels in VB_IMPLEMENTATIONS.items():
-        if not set(labels) <= set(df["label"]):
-            continue
-        others = [lab for impl in VB_IMPLEMENTATIONS.values() for lab in impl if impl != labels]
-        d = df[~df["label"].isin(others)]
-        out.append((vb, d.replace({"label": dict(zip(labels, gensim))})))
-    return out or [(None, df)]
+        return [(None, {})]
+    out = [(vb, {"vb_online": on, "vb_batch": bat})
+           for vb, (on, bat) in VB_IMPLEMENTATIONS.items() if {on, bat} <= set(df["label"])]
+    return out or [(None, {})]
 
 
 def vb_comparison(df, tuned: dict | None = None) -> list[str]:

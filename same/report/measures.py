@@ -22,12 +22,14 @@ def mean_range(name, a) -> str:
     return f"{name} {fmt(a.mean())} [{fmt(a.min())}, {fmt(a.max())}]"
 
 
-def per_seed(df, label: str, at: str = "last") -> np.ndarray:
-    """ll of each seed of ``label`` at its last (:func:`~same.report.traces.final_lls`) or
-    first checkpoint; empty if absent."""
-    if at == "last":
-        return final_lls(df, label)
-    return df[df["label"] == label].sort_values("pass").groupby("seed")["ll"].first().to_numpy()
+def per_seed(df, label: str, at: str | int = "last") -> np.ndarray:
+    """ll of each seed of ``label`` at its last (:func:`~same.report.traces.final_lls`),
+    first, or ``at``-th from the end (an int: -1 the last, -3 the third-last) checkpoint;
+    empty if absent."""
+    if at == "first":
+        return (df[df["label"] == label].sort_values("pass").groupby("seed")["ll"].first()
+                .to_numpy())
+    return final_lls(df, label, -1 if at == "last" else int(at))
 
 
 def sampler_text(df, label: str) -> str:
@@ -38,7 +40,7 @@ def sampler_text(df, label: str) -> str:
     return f"{d['sampler'].iloc[0]} sampler"
 
 
-def variant_lls(df, runs: dict, at: str = "last") -> dict:
+def variant_lls(df, runs: dict, at: str | int = "last") -> dict:
     """{key: per-seed ll array} for the labels of ``runs`` that have traces."""
     out = {k: per_seed(df, label, at) for k, label in runs.items()}
     return {k: a for k, a in out.items() if len(a)}

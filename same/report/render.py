@@ -11,15 +11,17 @@ from same.experiments.tuning import (
 from same.io.outputs import check_target, text_kind, write_text
 
 from .claims import claim_c9
-from .findings import findings_lines
+from .findings import findings_lines, order_effects
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
 from .study import crossover_summary, study_findings, study_rows
-from .traces import PAPER_TOKENS_PER_PARAMETER, shape_of
+from .timing import load_timing
+from .traces import PAPER_TOKENS_PER_PARAMETER, shape_of, test_traces
 from .verdicts import (
     METRIC_REASON,
     METRICS,
     METRICS_SHORT,
+    ORDER_CLAIMS,
     PRIMARY_METRIC,
     PRIMARY_REASON,
     Verdict,
@@ -195,7 +197,7 @@ def _recovery_lines(rows: list[dict]) -> list[str]:
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
                   findings: dict | None = None, recovery: dict | None = None,
                   vb_notes: dict | None = None, tuned: dict | None = None,
-                  frames: dict | None = None) -> str:
+                  frames: dict | None = None, timings: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
@@ -206,7 +208,10 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     vb_notes : {dataset: :func:`~same.report.claims.vb_comparison` lines}, optional
     tuned : {dataset: {method: the settings chosen on validation documents}}, optional
     frames : {dataset: its traces}, optional: the findings paragraph that opens the file
+    timings : {dataset: its loaded timing.json or None}, optional: the seconds the findings
+        read (measured alone)
     """
+    timings = timings or {}
     vb_notes = vb_notes or {}
     scales, findings, recovery = scales or {}, findings or {}, recovery or {}
     datasets = list(dict.fromkeys(v.dataset for v in verdicts if v.dataset is not None))
@@ -227,7 +232,8 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
                   "Per dataset and configuration, from the verdicts and traces below: means "
                   "with 95% Student-t intervals over seeds, differences with Welch's p.", ""]
         for name, df in frames.items():
-            lines += findings_lines(name, df, verdicts, _scale_text(scales.get(name)))
+            lines += findings_lines(name, df, verdicts, _scale_text(scales.get(name)),
+                                    timings.get(name))
     lines += ["## Summary", ""] + _summary_rows(verdicts, where) + [""]
     lines += _corpora_section(verdicts, where)
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
@@ -243,6 +249,10 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
         if vb_notes.get(name):
             lines += ["Two VB implementations (C1, C2, C4 are judged against each):", ""]
             lines += [f"- {line}" for line in vb_notes[name]] + [""]
+        effect = order_effects(test_traces(frames[name])) if frames and name in frames else None
+        if effect:
+            lines += [f"Document order: {effect} ({', '.join(ORDER_CLAIMS)}; C7 and C8 read "
+                      "runs in the stored order only).", ""]
         for v in verdicts:
             if v.dataset == name:
                 lines += _section(v)
@@ -272,9 +282,13 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     scaling : path of a :mod:`same.experiments.size_cost` result, used for C9 when only one dataset ran
     """
     kind = text_kind("claims file", CLAIMS_TITLE)
-    inputs = [scaling, *(info.get(k) for info in datasets.values() for k in ("recovery",
-                                                                             "tuning"))]
+    inputs = [scaling, *(info.get(k) for info in datasets.values()
+                         for k in ("recovery", "tuning", "timing"))]
     check_target(out_path, kind, inputs)  # before judging
+    # each dataset's seconds measured alone (timing.json; a None path: none measured, so the
+    # timing verdicts are not judged), loaded once
+    datasets = {name: ({**info, "timing": load_timing(info["timing"])} if "timing" in info
+                       else info) for name, info in datasets.items()}
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
     verdicts.append(claim_c9(datasets, scaling))
     scales = {name: shape_of(info["df"], name) for name, info in datasets.items()}
@@ -298,6 +312,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
     vb_notes = {name: vb_comparison(info["df"], tuned.get(name))
                 for name, info in datasets.items()}
     text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes, tuned,
-                         {name: info["df"] for name, info in datasets.items()})
+                         {name: info["df"] for name, info in datasets.items()},
+                         {name: info.get("timing") for name, info in datasets.items()})
     write_text(out_path, text, kind, inputs=inputs)
     return verdicts

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .figures import COLORS, _band, _dataset_title, _save, figure_caption
 from .paper import METHOD_NAMES
+from .timing import entry_of, per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
     configurations,
@@ -18,17 +19,22 @@ from .verdicts import METRICS
 __all__ = ["fig_ll_vs_seconds", "seconds_series"]
 
 
-def seconds_series(df) -> dict[str, dict]:
-    """What fig1_seconds draws for one configuration's traces, per method of the main
-    comparison (:data:`~.paper.METHOD_NAMES`) present: ``rows`` (its traces), ``cost``
-    (:func:`~.traces.per_pass_over_seeds`: median over seeds of each seed's median seconds
-    per pass after the first; CGS per iteration) and ``implementation``."""
+def seconds_series(df, timing=None) -> dict[str, dict]:
+    """What fig1_seconds draws for one configuration's traces (retimed by
+    :func:`~.timing.retime`: seconds measured alone), per method of the main comparison
+    (:data:`~.paper.METHOD_NAMES`) present whose seconds are not refused: ``rows`` (its
+    traces), ``cost`` (:func:`~.timing.per_pass_alone`: each timing round's cost per pass
+    after the first, median, min and max over rounds; CGS per iteration; without a timing
+    file, :func:`~.traces.per_pass_over_seeds` of traces whose runs held the machine) and
+    ``implementation``."""
     out = {}
     for label in METHOD_NAMES:
         d = df[df["label"] == label]
-        if not d.empty:
-            out[label] = {"rows": d, "cost": per_pass_over_seeds(d),
-                          "implementation": implementation(label, d)}
+        if d.empty or seconds_problem(df, label) is not None:
+            continue
+        cost = per_pass_alone(timing, entry_of(df, label)) if timing is not None else None
+        out[label] = {"rows": d, "cost": cost or per_pass_over_seeds(d),
+                      "implementation": implementation(label, d)}
     return out
 
 
@@ -51,12 +57,13 @@ def _cost_bars(ax, series: dict) -> None:
     if med:
         ax.set_xlim(min(series[lab]["cost"]["min"] for lab in labels) / 2,
                     max(series[lab]["cost"]["max"] for lab in labels) * 25)
-    ax.set_xlabel("training seconds per pass (CGS: per iteration)")
-    ax.set_title("per-pass cost: median over seeds (whiskers: min–max)", fontsize=9)
+    ax.set_xlabel("training seconds per pass alone (CGS: per iteration)")
+    ax.set_title("per-pass cost alone: median over timing rounds (whiskers: min–max)",
+                 fontsize=9)
     ax.grid(alpha=0.3, axis="x")
 
 
-def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
+def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[str, dict]]:
     """Held-out ll against training seconds for every method of the main comparison (SAME,
     VB online and batch of gensim and scikit-learn, CGS): a row per configuration the traces
     hold (as published; tuned), a column per held-out metric of :data:`~.verdicts.METRICS`
@@ -64,7 +71,9 @@ def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
 
     Each line is a method's mean ll over seeds at each checkpoint, drawn at the seeds' mean
     training seconds there (evaluation excluded; log scale), with a min–max band over seeds.
-    Returns {configuration: :func:`seconds_series`} (what was drawn).
+    The seconds are the ones measured alone (``timing``, a loaded timing.json:
+    :func:`~.timing.retime`); a method whose seconds are refused is not drawn, and the
+    figure says so. Returns {configuration: :func:`seconds_series`} (what was drawn).
     """
     import matplotlib
 
@@ -75,9 +84,13 @@ def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
     from same.experiments.tuning import CONFIGURATIONS
 
     df = test_traces(df)
+    if timing is not None:
+        df = retime(df, timing, labels=timed_labels(df))
     metrics = [m for m in METRICS if m in df.columns]
     configs = configurations(df)
-    drawn = {c: seconds_series(configuration_frame(df, c)) for c in configs}
+    drawn = {c: seconds_series(configuration_frame(df, c), timing) for c in configs}
+    refused = {METHOD_NAMES[lab] for lab in METHOD_NAMES if (df["label"] == lab).any()
+               and seconds_problem(df, lab) is not None}
     ncols = len(metrics) + 1
     height = 4.0 * len(configs) + 0.9
     fig, axes = plt.subplots(len(configs), ncols, squeeze=False,
@@ -110,11 +123,14 @@ def fig_ll_vs_seconds(df, outputs, caption: str) -> dict[str, dict[str, dict]]:
     if n_seeds > 1:
         legend.append(Patch(color="0.6", alpha=0.4, lw=0))
         names.append(f"band: min–max over {n_seeds} seeds (line: their mean)")
-    fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds, and "
-                 "seconds per pass")
+    fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds "
+                 "measured alone, and seconds per pass"
+                 + (f" (not drawn, seconds refused: {', '.join(sorted(refused))})"
+                    if refused else ""))
     fig.tight_layout(rect=(0, 0.5 / height, 1, 1))  # half an inch below for the legend
-    fig.legend(legend, names, loc="lower center", ncol=min(4, len(names)), fontsize=8,
-               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    if names:  # none when every method's seconds were refused
+        fig.legend(legend, names, loc="lower center", ncol=min(4, len(names)), fontsize=8,
+                   frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.text(0.01, -0.005, figure_caption("fig1_seconds", caption), ha="left", va="top",
              fontsize=7, wrap=True)
     _save(fig, outputs)

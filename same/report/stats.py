@@ -24,7 +24,8 @@ from .traces import final_lls, reach_seconds
 
 __all__ = ["ALPHA", "CONFIDENCE", "EPS_RANGE", "LADDER_GAPS", "PRIMARY_GAP", "t_interval",
            "interval_text", "Comparison", "welch", "Convergence", "convergence", "converged",
-           "ladder", "primary_rung", "seconds_to", "runs_of"]
+           "ladder", "primary_rung", "seconds_to", "runs_of", "cgs_reference",
+           "CGS_REFERENCE_ITERATION", "FRAGILE_P", "passes_to"]
 
 #: Two-sided level of every Welch test a verdict reads.
 ALPHA = 0.05
@@ -36,6 +37,10 @@ EPS_RANGE = (0.005, CONVERGED_EPS, 0.02)
 LADDER_GAPS = (0.01, 0.02, 0.05, 0.1, 0.2)
 #: The rung a claim reads unless its robustness check varies it.
 PRIMARY_GAP = 0.05
+#: The levels a verdict's tests are re-read at by the fragility check: a verdict whose
+#: outcome moves when its deciding test is read at 0.01 or at 0.10 is fragile (its p lies
+#: between them).
+FRAGILE_P = (0.01, 0.10)
 
 
 def t_interval(a, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -62,15 +67,16 @@ def interval_text(a, nd: int = 4, name: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Welch's t-test of mean(a) − mean(b) (:func:`welch`)."""
+    """Welch's t-test of mean(a) − mean(b) (:func:`welch`) at level ``alpha``."""
 
     diff: float  #: mean(a) − mean(b)
     p: float  #: two-sided p-value (nan when either side has one seed or no spread)
+    alpha: float = ALPHA  #: the level the verdict reads it at (the fragility check varies it)
 
     @property
     def significant(self) -> bool:
-        """p < :data:`ALPHA` (False when p is undefined)."""
-        return bool(self.p < ALPHA)
+        """p < ``alpha`` (False when p is undefined)."""
+        return bool(self.p < self.alpha)
 
     @property
     def higher(self) -> bool:
@@ -87,23 +93,23 @@ class Comparison:
         return f"{self.diff:+.{nd}f} ({p})"
 
 
-def welch(a, b) -> Comparison:
+def welch(a, b, alpha: float = ALPHA) -> Comparison:
     """Welch's unequal-variance t-test (scipy.stats.ttest_ind, equal_var=False) of per-seed
-    values ``a`` against ``b``; identical constant samples give p = 1 (no difference) and
-    distinct constant ones p = 0."""
+    values ``a`` against ``b``, read at level ``alpha``; identical constant samples give p = 1
+    (no difference) and distinct constant ones p = 0."""
     from scipy import stats
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     diff = float(a.mean() - b.mean())
     if len(a) < 2 or len(b) < 2:
-        return Comparison(diff, float("nan"))
+        return Comparison(diff, float("nan"), alpha)
     if a.std() == 0 and b.std() == 0:
-        return Comparison(diff, 1.0 if diff == 0 else 0.0)
+        return Comparison(diff, 1.0 if diff == 0 else 0.0, alpha)
     import warnings
 
     with warnings.catch_warnings():  # nearly equal seeds: scipy warns, its p stays right
         warnings.simplefilter("ignore", RuntimeWarning)
-        return Comparison(diff, float(stats.ttest_ind(a, b, equal_var=False).pvalue))
+        return Comparison(diff, float(stats.ttest_ind(a, b, equal_var=False).pvalue), alpha)
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,27 @@ def convergence(run, eps: float = CONVERGED_EPS, y: str = "ll") -> Convergence:
                        float(ll[top]), float(passes[top]), float(passes[-1]))
 
 
+#: The paper's convergence reference: standard CGS after this many iterations (§5.2, Table 1:
+#: "converged" = reached the held-out ll of CGS after 1000 iterations).
+CGS_REFERENCE_ITERATION = 1000
+
+
+def cgs_reference(df, label: str = "cgs", iteration: int = CGS_REFERENCE_ITERATION,
+                  y: str = "ll") -> np.ndarray | None:
+    """Per seed of ``label`` (CGS): its held-out ll after ``iteration`` Gibbs iterations
+    (linear between checkpoints), the reference whose mean defines convergence in the paper;
+    None when CGS is absent or ran fewer iterations."""
+    runs = runs_of(df, label)
+    if not runs or any(float(r["iteration"].max()) < iteration for r in runs):
+        return None
+    out = []
+    for r in runs:
+        r = r.sort_values("iteration")
+        out.append(float(np.interp(iteration, r["iteration"].to_numpy(dtype=float),
+                                   r[y].to_numpy(dtype=float))))
+    return np.array(out)
+
+
 def runs_of(df, label: str):
     """The runs of ``label``: one trace per seed, in seed order."""
     return [r for _, r in df[df["label"] == label].groupby("seed")]
@@ -166,6 +193,18 @@ def primary_rung(df, labels) -> tuple[float, str]:
     rungs = ladder(df, labels)
     target = next(t for t, name in rungs.items() if name == f"best − {PRIMARY_GAP:g}")
     return target, rungs[target]
+
+
+def passes_to(df, label: str, target: float) -> np.ndarray:
+    """Per seed of ``label``: passes (CGS: iterations) to first reach ``target``,
+    interpolated linearly between checkpoints as :func:`seconds_to` interpolates seconds;
+    inf if never reached within the budget."""
+    out = []
+    for r in runs_of(df, label):
+        r = r.sort_values("pass")
+        p = reach_seconds(r["pass"], r["ll"], target)[1]
+        out.append(np.inf if p is None else p)
+    return np.array(out, dtype=float)
 
 
 def seconds_to(df, label: str, target: float) -> np.ndarray:

@@ -10,19 +10,29 @@ from same.io.outputs import check_target, text_kind, write_text
 
 from .paper import (
     CONVERGED_EPS,
-    IMPLEMENTATIONS,
     METHOD_NAMES,
     PAPER_TABLE1,
     PAPER_TABLE1_OTHER,
     PAPER_TABLE2,
 )
-from .stats import LADDER_GAPS, converged, ladder, seconds_to, t_interval
+from .stats import (
+    CGS_REFERENCE_ITERATION,
+    LADDER_GAPS,
+    cgs_reference,
+    converged,
+    ladder,
+    passes_to,
+    seconds_to,
+    t_interval,
+)
+from .timing import entry_of, over_rounds, per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
     configurations,
     final_ll,
     first_pass_seconds,
     first_seed,
+    implementation,
     per_pass_over_seeds,
     test_traces,
     twinned_labels,
@@ -77,24 +87,48 @@ def write_table(rows: list[dict], csv_path, md_path, title: str, notes: Sequence
         write_text(path, body, kind, inputs=inputs)
 
 
-def _method_row(label: str, d, eps: float) -> dict:
-    """One method's row: per-pass cost, convergence by its own rule
-    (:func:`~same.report.stats.convergence`), final ll with its interval."""
+def _method_row(label: str, d, eps: float, timing) -> dict:
+    """One method's row: seconds per pass measured alone, time to converge in the paper's
+    sense (to CGS@1000's held-out ll) and by its own plateau, final ll with its interval."""
     conv = converged(d, label, eps)
     final = np.array([c.final for c in conv])
     passes = np.array([c.passes for c in conv])
     paper = PAPER_TABLE1.get(label, ("—", None, None))
-    return {"method": METHOD_NAMES[label], "implementation": IMPLEMENTATIONS.get(label),
-            "seeds": len(conv),
-            "s_per_pass": per_pass_over_seeds(d[d["label"] == label])["median"],
-            "s_to_converge": float(np.mean([c.seconds for c in conv])),
-            "passes_to_converge": float(passes.mean()),
-            "passes_to_converge_95": _half(passes),
-            "budget_passes": float(conv[0].budget_passes),
-            "peak_decline": float(max(c.decline for c in conv)),
-            "final_ll": float(final.mean()), "final_ll_95": _half(final),
-            "paper_system": paper[0], "paper_s_per_pass": paper[1],
-            "paper_s_to_converge": paper[2]}
+    refusal = seconds_problem(d, label)
+    alone = per_pass_alone(timing, entry_of(d, label)) if refusal is None else None
+    if alone is None and refusal is None:  # the trace's own seconds, from runs held alone
+        alone = {**per_pass_over_seeds(d[d["label"] == label]), "rounds": None}
+    ref = cgs_reference(d)
+    target = None if ref is None else float(ref.mean())
+    row = {"method": METHOD_NAMES[label],
+           "implementation": implementation(label, d[d["label"] == label]), "seeds": len(conv), "seconds": "measured alone" if refusal is None else
+           f"refused: {refusal}",
+           "s_per_pass": None if alone is None else alone["median"],
+           "s_per_pass_min": None if alone is None else alone["min"],
+           "s_per_pass_max": None if alone is None else alone["max"],
+           "cgs1000_ll": target, "reached_cgs1000": None, "passes_to_cgs1000": None,
+           "s_to_cgs1000": None, "s_to_cgs1000_min": None, "s_to_cgs1000_max": None,
+           "final_minus_cgs1000": None if target is None else float(final.mean() - target)}
+    if target is not None:
+        secs = seconds_to(d, label, target)
+        hit = np.isfinite(secs)
+        row["reached_cgs1000"] = f"{int(hit.sum())}/{len(secs)}"
+        if hit.all():
+            row["passes_to_cgs1000"] = float(np.mean(passes_to(d, label, target)))
+            if refusal is None:
+                spread = over_rounds(lambda x: float(np.mean(seconds_to(x, label, target))), d,
+                                     timing) if timing is not None else None
+                row["s_to_cgs1000"] = float(secs.mean())
+                if spread and spread["rounds"]:
+                    row["s_to_cgs1000_min"], row["s_to_cgs1000_max"] = spread["min"], spread["max"]
+    row.update({
+        "s_to_plateau": float(np.mean([c.seconds for c in conv])) if refusal is None else None,
+        "passes_to_plateau": float(passes.mean()), "passes_to_plateau_95": _half(passes),
+        "budget_passes": float(conv[0].budget_passes),
+        "peak_decline": float(max(c.decline for c in conv)),
+        "final_ll": float(final.mean()), "final_ll_95": _half(final),
+        "paper_system": paper[0], "paper_s_per_pass": paper[1], "paper_s_to_converge": paper[2]})
+    return row
 
 
 def _half(a) -> float | None:
@@ -103,17 +137,19 @@ def _half(a) -> float | None:
     return (hi - lo) / 2 if np.isfinite(lo) else None
 
 
-def table1_rows(df, eps: float = CONVERGED_EPS) -> list[dict]:
-    """Per method: median s/pass, seconds and passes to converge by its own rule (within
-    ``eps`` of its own final ll for the rest of its budget; mean over seeds), the largest
-    decline from a peak, final ll with its 95% t interval."""
-    rows = [_method_row(label, df, eps) for label in METHOD_NAMES
+def table1_rows(df, eps: float = CONVERGED_EPS, timing=None) -> list[dict]:
+    """Per method (rows of ``df`` retimed by :func:`~same.report.timing.retime`, or the
+    traces' own seconds where their runs held the machine): seconds per pass measured alone
+    (median over the timing rounds, min–max beside), the paper's time to converge (training
+    seconds and passes to reach CGS's mean held-out ll after 1000 iterations, mean over seeds,
+    where every seed reaches it; how many do; the final ll's gap to it), each run's own
+    plateau (within ``eps`` of its own final ll for the rest of its budget), the largest
+    decline from a peak, final ll with its 95% t interval, beside the paper's Table 1."""
+    rows = [_method_row(label, df, eps, timing) for label in METHOD_NAMES
             if not df[df["label"] == label].empty]
+    keys = list(rows[0]) if rows else []
     for name, per, conv in PAPER_TABLE1_OTHER:
-        rows.append({"method": "—", "implementation": None, "seeds": None, "s_per_pass": None,
-                     "s_to_converge": None, "passes_to_converge": None,
-                     "passes_to_converge_95": None, "budget_passes": None, "peak_decline": None,
-                     "final_ll": None, "final_ll_95": None, "paper_system": name,
+        rows.append({**dict.fromkeys(keys), "method": "—", "paper_system": name,
                      "paper_s_per_pass": per, "paper_s_to_converge": conv})
     return rows
 
@@ -142,20 +178,45 @@ CONFIGURATION_NOTE = ("Configurations: as published (the paper's, BIDMach's, eac
                       "are the same in both.")
 
 
-def table1(df, csv_path, md_path, setting: str) -> list[dict]:
-    """Time per pass and time to converge per method (each by its own rule), in each
-    configuration (the tuned rows: the methods with a step size)."""
-    rows = by_configuration(df, table1_rows, tuned_only=True)
+def _priced(df, timing):
+    """The test-document traces, the main comparison's seconds priced by ``timing``
+    (:func:`~same.report.timing.retime`) when there is one; without one the traces' own
+    seconds stay, read only where their runs held the machine
+    (:func:`~same.report.timing.seconds_problem`)."""
+    df = test_traces(df)
+    return df if timing is None else retime(df, timing, labels=timed_labels(df))
+
+
+def table1(df, csv_path, md_path, setting: str, timing=None) -> list[dict]:
+    """Time per pass and time to converge per method (the paper's definition first, each run's
+    own plateau beside), in each configuration (the tuned rows: the methods with a step size);
+    seconds measured alone (``timing``: a loaded timing.json; None refuses every method's
+    seconds)."""
+    df = _priced(df, timing)
+    rows = by_configuration(df, lambda d: table1_rows(d, timing=timing), tuned_only=True)
+    refused = sorted({r["seconds"] for r in rows if str(r.get("seconds", "")).startswith("refused")})
     write_table(rows, csv_path, md_path, "Table 1: runtime per pass and time to converge",
                 [setting, CONFIGURATION_NOTE,
-                 f"'converge' = the first checkpoint after which the run stays within "
-                 f"{CONVERGED_EPS} nats/token of its own final ll for the rest of its budget "
-                 f"(each method by its own curve; mean over seeds, ± the half-width of the 95% "
-                 f"Student-t interval); peak_decline = how far a seed ended below its best "
-                 f"checkpoint (a curve that peaks and falls back converges only once it is "
-                 f"within the tolerance of where it ends). Held-out ll by document completion.",
-                 "Seconds are training time only (evaluation excluded), median over seeds of "
-                 "each run's median per pass; CGS 'per pass' is per Gibbs iteration.",
+                 f"Converge, as the paper defines it (§5.2, Table 1): reach the held-out ll of "
+                 f"standard CGS after {CGS_REFERENCE_ITERATION} iterations (cgs1000_ll: the "
+                 "mean over CGS's seeds, document completion). reached_cgs1000: how many seeds "
+                 "reach it within their budget; passes_to_cgs1000 and s_to_cgs1000: the passes "
+                 "(CGS: iterations) and training seconds to it, mean over seeds, where every "
+                 "seed reaches it (— otherwise: not within its budget; final_minus_cgs1000 says "
+                 "by how much it ends below).",
+                 f"Own plateau, a second, labelled column: the first checkpoint after which the "
+                 f"run stays within {CONVERGED_EPS} nats/token of its own final ll for the rest "
+                 "of its budget (each method by its own curve); peak_decline = how far a seed "
+                 "ended below its best checkpoint.",
+                 "Seconds are training time only (evaluation excluded), measured with the "
+                 "machine alone: the quality runs, which shared the machine, give the passes to "
+                 "each point; the timing rule (timing.json) gives what those passes cost alone, "
+                 "each method timed in turn, interleaved over rounds; s_per_pass is each "
+                 "round's cost per pass after the first, median over rounds (min/max beside), "
+                 "s_to_* the median over rounds of the mean over seeds (min/max over rounds "
+                 "beside). CGS 'per pass' is per Gibbs iteration."
+                 + (" Refused (measured beside other work or not at all): "
+                    + "; ".join(r.removeprefix("refused: ") for r in refused) if refused else ""),
                  "Paper columns: NYTimes, K=256, GTX-690 GPU / E5-2660 CPU (their Table 1)."])
     return rows
 
@@ -189,6 +250,14 @@ def table2_rows(df, runs: dict) -> list[dict]:
         d = df[df["label"] == runs[m]]
         if d.empty:
             continue
+        n_runs = d["seed"].nunique()
+        if "shared" in d:  # a run that shared the machine while timed is refused
+            d = d[~d["shared"].astype(bool)]
+        if d.empty:
+            rows.append({"n_samples": m, "seeds": 0, "seeds_alone": f"0/{n_runs}",
+                         "first_pass_s": None, "s_per_pass": None, "s_per_pass_min": None,
+                         "s_per_pass_max": None, "paper_s_per_pass": PAPER_TABLE2.get(m)})
+            continue
         cost = per_pass_over_seeds(d)
         firsts = [s for _, run in d.groupby("seed") if (s := first_pass_seconds(run)) is not None]
         last = d.sort_values("pass").groupby("seed").last()
@@ -196,6 +265,7 @@ def table2_rows(df, runs: dict) -> list[dict]:
         samples = int(samples) if samples.is_integer() else samples
         n_inner = _n_inner(d)
         rows.append({"n_samples": m, "seeds": cost["seeds"],
+                     "seeds_alone": f"{cost['seeds']}/{n_runs}",
                      "first_pass_s": float(np.median(firsts)) if firsts else None,
                      "s_per_pass": cost["median"], "s_per_pass_min": cost["min"],
                      "s_per_pass_max": cost["max"], "paper_s_per_pass": PAPER_TABLE2.get(m),
@@ -205,12 +275,14 @@ def table2_rows(df, runs: dict) -> list[dict]:
         base = rows[0]["s_per_pass"]
         pbase = PAPER_TABLE2.get(rows[0]["n_samples"])
         for r in rows:
-            r["ratio_to_smallest_m"] = r["s_per_pass"] / base
+            r["ratio_to_smallest_m"] = (r["s_per_pass"] / base if r["s_per_pass"] is not None
+                                        and base else None)
             r["paper_ratio"] = (r["paper_s_per_pass"] / pbase
                                 if r["paper_s_per_pass"] and pbase else None)
-    order = ("n_samples", "seeds", "first_pass_s", "s_per_pass", "s_per_pass_min",
-             "s_per_pass_max", "ratio_to_smallest_m", "paper_s_per_pass", "paper_ratio")
-    return [{**{k: r[k] for k in order}, **r} for r in rows]
+    order = ("n_samples", "seeds", "seeds_alone", "first_pass_s", "s_per_pass",
+             "s_per_pass_min", "s_per_pass_max", "ratio_to_smallest_m", "paper_s_per_pass",
+             "paper_ratio")
+    return [{**{k: r.get(k) for k in order}, **r} for r in rows]
 
 
 def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
@@ -229,17 +301,21 @@ def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
                  "n_inner, SAME's inner Gibbs sweeps over each minibatch per pass: the draws "
                  "actually made per word.",
                  "The fit rule reserves every core for each m sweep run (workflow/rules/"
-                 "fit.smk), so that a run made under it held the machine alone while timed.",
+                 "fit.smk), so that a run made under it held the machine alone while timed; "
+                 "seeds_alone: how many of its runs' meta.json say so (other work under "
+                 "0.1 cores on average); a run that shared the machine is refused, its seconds "
+                 "not read.",
                  "Paper column: NYTimes, K=256, one GTX-690 core (their Table 2)."])
     return rows
 
 
-def time_to_quality_rows(df) -> list[dict]:
-    """Training seconds each method needs to reach each rung of the one ladder of absolute
-    targets (:func:`~same.report.stats.ladder`: fixed gaps below the best method's mean final
-    ll). Per method and rung: the mean over seeds of the interpolated seconds
-    (:func:`~same.report.stats.seconds_to`) when every seed reaches it, else None, with how
-    many seeds did."""
+def time_to_quality_rows(df, timing=None) -> list[dict]:
+    """Training seconds (measured alone: rows of ``df`` retimed by
+    :func:`~same.report.timing.retime`) each method needs to reach each rung of the one ladder
+    of absolute targets (:func:`~same.report.stats.ladder`: fixed gaps below the best
+    method's mean final ll). Per method and rung: the mean over seeds of the interpolated
+    seconds (:func:`~same.report.stats.seconds_to`) when every seed reaches it, else None, with
+    how many seeds did, and the range of that mean over the timing rounds."""
     labels = [m for m in METHOD_NAMES if not df[df["label"] == m].empty]
     rows = []
     for target, name in sorted(ladder(df, labels).items()):
@@ -247,7 +323,13 @@ def time_to_quality_rows(df) -> list[dict]:
         for m in labels:
             secs = seconds_to(df, m, target)
             hit = np.isfinite(secs)
-            row[f"{METHOD_NAMES[m]} s"] = float(secs.mean()) if hit.all() else None
+            ok = hit.all() and seconds_problem(df, m) is None
+            row[f"{METHOD_NAMES[m]} s"] = float(secs.mean()) if ok else None
+            spread = (over_rounds(lambda d, m=m, t=target: float(np.mean(seconds_to(d, m, t))), df,
+                                  timing) if ok and timing is not None else None)
+            row[f"{METHOD_NAMES[m]} s range"] = (
+                f"{spread['min']:.3g}–{spread['max']:.3g}" if spread and spread["rounds"]
+                else None)
             row[f"{METHOD_NAMES[m]} seeds"] = f"{int(hit.sum())}/{len(secs)}"
         if "same" in labels and "cgs" in labels:
             a, b = row[f"{METHOD_NAMES['same']} s"], row[f"{METHOD_NAMES['cgs']} s"]
@@ -256,18 +338,23 @@ def time_to_quality_rows(df) -> list[dict]:
     return rows
 
 
-def time_to_quality(df, csv_path, md_path, setting: str) -> list[dict]:
+def time_to_quality(df, csv_path, md_path, setting: str, timing=None) -> list[dict]:
     """The time-to-quality table of one dataset (CSV and Markdown), each configuration's
-    ladder from its own runs."""
-    rows = by_configuration(df, time_to_quality_rows)
+    ladder from its own runs, seconds measured alone (``timing``; None refuses them)."""
+    df = _priced(df, timing)
+    rows = by_configuration(df, lambda d: time_to_quality_rows(d, timing))
+    refused = sorted({seconds_problem(df, lab) for lab in timed_labels(df)} - {None})
     write_table(rows, csv_path, md_path, "Time to quality: training seconds to reach a held-out ll",
                 [setting, CONFIGURATION_NOTE,
                  "Targets: one ladder of absolute held-out lls (document completion), "
                  + ", ".join(f"{g:g}" for g in LADDER_GAPS) + " nats/token below the best "
                  "method's mean final ll (the best method fixes the ladder; no target depends "
                  "on the worst), the same ladder claims.md reads; seconds are training time "
-                 "(evaluation excluded), mean over seeds, interpolated linearly between "
-                 "checkpoints; — = not reached by every seed.",
+                 "(evaluation excluded) measured with the machine alone: the passes each seed "
+                 "needs (interpolated linearly between checkpoints) priced by the timing rule's "
+                 "cost of those passes alone, mean over seeds, median over the timing rounds "
+                 "('s range': that mean's min–max over rounds); — = not reached by every seed"
+                 + (", or refused: " + "; ".join(refused) if refused else "") + ".",
                  "Checkpoints: every pass (CGS: iteration) up to 20, then at least every tenth of "
                  "the budget, so no interpolation spans more than 10 % of a run."])
     return rows

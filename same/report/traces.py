@@ -16,7 +16,8 @@ __all__ = ["load_traces", "implementation", "per_pass_seconds", "per_pass_over_s
            "first_seed",
            "final_lls", "final_ll", "shape_of", "reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
-           "configuration_frame", "test_traces", "twinned_labels"]
+           "configuration_frame", "test_traces", "twinned_labels", "ORDER_SUFFIX",
+           "order_twinned_labels", "order_frame"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -26,7 +27,10 @@ PAPER_TOKENS_PER_PARAMETER = {"NYTimes": 3.4, "PubMed": 18.2}
 def load_traces(paths: Sequence[str | os.PathLike]):
     """Concatenate trace.csv files into one DataFrame with ``seed``, ``dataset`` and ``label``.
 
-    The seed, dataset, K, threads, backend and params are read from each run's meta.json.
+    The seed, dataset, K, threads, backend and params are read from each run's meta.json,
+    and what else ran on the machine meanwhile (``other_cores``, ``shared``:
+    :mod:`same.experiments.machine_load`; a run that recorded nothing counts as shared) and
+    the document order it trained in (``document_order``).
     Each trace is checked first (:func:`same.experiments.rundir.check_trace`: its SHA-256 against
     meta.json, every checkpoint of its budget present, every ll finite), so a trace cut
     short or edited is refused, never read as a finished run.
@@ -39,6 +43,7 @@ def load_traces(paths: Sequence[str | os.PathLike]):
     """
     import pandas as pd
 
+    from same.experiments.machine_load import is_shared
     from same.experiments.rundir import check_trace
 
     frames = []
@@ -59,6 +64,11 @@ def load_traces(paths: Sequence[str | os.PathLike]):
         df["train_fraction"] = settings.get("train_fraction", 1.0)
         df["sampler"] = _sampler(settings)
         df["scored_on"] = meta["split"].get("scored_on", TEST_DOCUMENTS)
+        # what else ran on the machine meanwhile (None: not recorded, counted as shared)
+        load = meta.get("machine_load") or {}
+        df["other_cores"] = np.nan if load.get("other_cores") is None else load["other_cores"]
+        df["shared"] = is_shared(load)
+        df["document_order"] = (meta.get("order") or {}).get("resolved", "stored")
         frames.append(df)
     if not frames:
         raise ValueError("no traces given")
@@ -108,6 +118,28 @@ def configuration_frame(df, configuration: str):
         return df[~df["label"].str.endswith(TUNED_SUFFIX)]
     d = df[~df["label"].isin(twinned_labels(df))]
     return d.assign(label=d["label"].str.removesuffix(TUNED_SUFFIX))
+
+
+#: Label suffix of a run in the other document order (same.experiments.runs.order_twins).
+ORDER_SUFFIX = "_other_order"
+
+
+def order_twinned_labels(df) -> set[str]:
+    """The labels whose run in the other document order (``<label>_other_order``) the traces
+    hold."""
+    return {lab.removesuffix(ORDER_SUFFIX) for lab in set(df["label"])
+            if lab.endswith(ORDER_SUFFIX)}
+
+
+def order_frame(df):
+    """The traces with each run that has a twin in the other document order replaced by the
+    twin, under the run's label (as :func:`configuration_frame` does for tuned twins); None
+    when no run has one."""
+    twins = order_twinned_labels(df)
+    if not twins:
+        return None
+    d = df[~df["label"].isin(twins)]
+    return d.assign(label=d["label"].str.removesuffix(ORDER_SUFFIX))
 
 
 def _sampler(settings: dict) -> str | None:
@@ -164,10 +196,13 @@ def final_ll(run) -> float:
     return float(run.sort_values("pass")["ll"].iloc[-1])
 
 
-def final_lls(df, label: str) -> np.ndarray:
-    """Final ll of each seed of a label (empty if the label has no rows)."""
-    d = df[df["label"] == label]
-    return d.sort_values("pass").groupby("seed")["ll"].last().to_numpy()
+def final_lls(df, label: str, at: int = -1) -> np.ndarray:
+    """Final ll of each seed of a label (empty if the label has no rows); ``at``: another
+    checkpoint counted from the end (-3: the third-last, which the fragility check reads)."""
+    d = df[df["label"] == label].sort_values("pass")
+    if at == -1:
+        return d.groupby("seed")["ll"].last().to_numpy()
+    return d.groupby("seed")["ll"].agg(lambda s: s.iloc[max(at, -len(s))]).to_numpy()
 
 
 def shape_of(df, dataset: str) -> dict | None:

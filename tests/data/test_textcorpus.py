@@ -47,16 +47,28 @@ def cache(tmp_path, monkeypatch):
     return d
 
 
+def load_files_order(n: int, seed: int = 0) -> np.ndarray:
+    """The permutation load_files(shuffle=True, random_state=seed) applies to n documents."""
+    from sklearn.utils import check_random_state
+
+    idx = np.arange(n)
+    check_random_state(seed).shuffle(idx)
+    return idx
+
+
 def test_folder_counts_equal_countvectorizers(tmp_path, cache):
     folder = write_folder(tmp_path / "docs")
     corpus = load_corpus("toy", {"source": "folder", "path": str(folder)})
-    bunch = load_files(folder, shuffle=False, encoding="utf-8")
+    bunch = load_files(folder, encoding="utf-8")  # scikit-learn's own default: random_state=0
     ref = CountVectorizer(stop_words="english",
                           token_pattern=textcorpus.VECTORIZER_DEFAULTS["token_pattern"])
     X = ref.fit_transform(bunch.data)
     assert corpus.vocab == ref.get_feature_names_out().tolist()
     assert corpus.counts.dtype == np.int32 and corpus.counts.has_sorted_indices
     assert (corpus.counts != X).nnz == 0 and corpus.counts.shape == X.shape
+    assert corpus.labels.tolist() == [bunch.target_names[t] for t in bunch.target]
+    in_file = load_files(folder, shuffle=False)
+    assert np.array_equal(np.asarray(in_file.filenames)[corpus.file_positions], bunch.filenames)
 
 
 def test_min_count_drops_rare_words_and_settings_reach_countvectorizer(tmp_path, cache):
@@ -66,7 +78,7 @@ def test_min_count_drops_rare_words_and_settings_reach_countvectorizer(tmp_path,
     corpus = load_corpus("toy", spec)
     ref = CountVectorizer(lowercase=False, stop_words=None,
                           token_pattern=textcorpus.VECTORIZER_DEFAULTS["token_pattern"])
-    X = ref.fit_transform(load_files(folder, shuffle=False, encoding="utf-8").data).tocsr()
+    X = ref.fit_transform(load_files(folder, encoding="utf-8").data).tocsr()
     keep = np.flatnonzero(np.asarray(X.sum(0)).ravel() >= 2)
     assert corpus.vocab == [ref.get_feature_names_out()[i] for i in keep]
     assert (corpus.counts != X[:, keep]).nnz == 0
@@ -98,11 +110,13 @@ def test_csv_and_jsonl_columns(tmp_path, cache):
     (tmp_path / "t.jsonl").write_text("".join(json.dumps({"body": d}) + "\n" for d in docs))
     ref = CountVectorizer(stop_words="english",
                           token_pattern=textcorpus.VECTORIZER_DEFAULTS["token_pattern"])
-    X = ref.fit_transform(docs)
+    X = ref.fit_transform(docs)[load_files_order(len(docs))]  # one seeded shuffle of the rows
     for kind in ("csv", "jsonl"):
         c = load_corpus("toy", {"source": kind, "path": str(tmp_path / f"t.{kind}"),
                                 "column": "body"})
         assert (c.counts != X).nnz == 0 and c.vocab == ref.get_feature_names_out().tolist()
+        assert c.labels is None and c.meta["order"] == {"shuffled": True, "seed": 0,
+                                                        "on_purpose": False}
 
 
 def test_newsgroup_parts_stripped_as_fetch_20newsgroups_does(tmp_path, cache):
@@ -116,7 +130,7 @@ def test_newsgroup_parts_stripped_as_fetch_20newsgroups_does(tmp_path, cache):
             "\n--\nsignature words here\n")
     folder = write_folder(tmp_path / "posts", {"g/1": post, "g/2": post.replace("rocket",
                                                                                 "shuttle")})
-    c = load_corpus("ng", {"source": "folder", "path": str(folder),
+    c = load_corpus("ng", {"source": "folder", "path": str(folder), "shuffle": False,
                            "vectorizer": {"strip": ["headers", "footers", "quotes"]}})
     stripped = [strip_newsgroup_quoting(strip_newsgroup_footer(strip_newsgroup_header(p)))
                 for p in (post, post.replace("rocket", "shuttle"))]
@@ -274,7 +288,7 @@ def test_20newsgroups_downloaded_hash_checked_and_read(tmp_path, cache, server, 
     texts = [members[m].decode("latin-1").split("\n\n", 1)[1] for m in (
         "20news-bydate-train/rec.autos/2", "20news-bydate-train/sci.space/1",
         "20news-bydate-test/rec.autos/4", "20news-bydate-test/sci.space/3")]  # load_files order
-    X = ref.fit_transform(texts)
+    X = ref.fit_transform(texts)[load_files_order(4)]  # train and test shuffled together
     assert corpus.vocab == ref.get_feature_names_out().tolist() and (corpus.counts != X).nnz == 0
 
 
@@ -360,6 +374,21 @@ def test_real_20newsgroups_members_checked_and_every_post_read(uci_dir, cache, m
     per_part = [sum(1 for n in names if f"/{f.name}/" in n) for f in folders]
     assert per_part == [11314, 7532] and len(raw) == 18846
     assert len({Path(n).parent.name for n in names}) == 20
+    # stored in one seeded shuffle by default (issue 48), not grouped by newsgroup; file order
+    # (shuffle: false, the order before) is grouped: a newsgroup's training posts in a row
+    from same.data.order import grouped_run, label_runs, longest_run, shuffled_indices
+
+    stored = textcorpus.stored_texts("news", spec)
+    assert stored["order"] == {"shuffled": True, "seed": 0, "on_purpose": False}
+    assert stored["names"] == [names[i] for i in shuffled_indices(18846, 0)]
+    assert stored["labels"] == [Path(n).parent.name for n in stored["names"]]
+    assert grouped_run(stored["labels"]) is None and longest_run(stored["labels"]).length <= 5
+    in_file = textcorpus.stored_texts("news", {**spec, "shuffle": False})
+    assert in_file["names"] == names and in_file["order"]["on_purpose"]
+    runs = label_runs(in_file["labels"])  # each newsgroup's training posts, then its test posts
+    assert len(runs) == 40 and all(r.grouped for r in runs)
+    run = grouped_run(in_file["labels"])
+    assert (run.label, run.length) == ("rec.sport.hockey", 600)
 
 
 def test_corpus_name_is_a_folder_name_never_a_path(cache):

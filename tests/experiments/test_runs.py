@@ -20,6 +20,7 @@ from same.experiments.runs import (
     fig1c_labels,
     m_label,
     m_sweep_labels,
+    order_twins,
     prior_scale_labels,
     run_dir,
     same_params,
@@ -121,7 +122,7 @@ def test_the_labels_figures_read_are_the_planned_runs(deltas):
             | set(schedule_labels(cfg).values()) | set(prior_scale_labels(cfg).values())
             | set(fig1c_labels(cfg).values()) | {r["label"] for r in sensitivity_runs(cfg)}
             | set(study_runs(cfg)) | set(tuning_runs(cfg, lambda m: {}))
-            | set(tuned_twins(cfg).values()))
+            | set(tuned_twins(cfg).values()) | set(order_twins(cfg).values()))
     assert read == set(plan_runs(cfg))
 
 
@@ -157,6 +158,8 @@ def test_variants_change_one_setting_each():
         ref = m_sweep if re.fullmatch(r"same_m[0-9.]+", label) else main
         changed = {k for k in set(ref) | set(run["params"])
                    if ref.get(k) != run["params"].get(k)}
+        changed |= {"document_order"} if run.get("document_order", "stored") != "stored" \
+            else set()  # a run setting: the other document order
         same_run = label.startswith("study_") or label == m_label(cfg, cfg["same"]["n_copies"])
         assert len(changed) == (0 if same_run else 1), (label, changed)
 
@@ -168,11 +171,17 @@ def test_sensitivity_runs_one_change_each_and_main_reused():
     # the main setting (batch 1/20 from batch_size None, power 0.3, θ carried, corpus order)
     # is one run, on validation documents like every run of the study
     assert by[("batch_size", 0.05)] == by[("learning_power", 0.3)] == SENS_MAIN_LABEL
-    assert by[("keep_doc_topic", True)] == by[("shuffle", False)] == SENS_MAIN_LABEL
+    assert by[("keep_doc_topic", True)] == by[("document_order", "stored")] == SENS_MAIN_LABEL
     assert by[("keep_doc_topic", False)] == "sens_keep_doc_topic_false"
     assert by[("batch_size", 0.025)] == "sens_batch_size_0.025"
+    assert by[("document_order", "other")] == "sens_document_order_other"
     runs = plan_runs(cfg)
     for (param, value), label in by.items():
+        if param == "document_order":  # a run setting (the runner's), not a SameLDA parameter
+            if value != "stored":  # the stored order is the main setting's run
+                assert runs[label]["params"] == same_params(cfg)
+            assert spec_for(cfg, runs, label, 0, 64).document_order == value
+            continue
         assert runs[label]["params"].get(param, SameLDA().get_params()[param]) in (value, None)
         assert runs[label]["validation_fraction"] == cfg["tuning"]["validation_fraction"]
         assert spec_for(cfg, runs, label, 0, 64).validation_fraction == 0.1

@@ -28,7 +28,8 @@ def planted(label, lls, sec_per_pass=1.0, seed=0, method=None):
                          "train_seconds": sec_per_pass * np.arange(1, len(lls) + 1),
                          "ll": np.asarray(lls, dtype=float), "backend": "numpy",
                          "dataset": "toy", "samples_per_word": 100.0 * np.arange(1, len(lls) + 1),
-                         "tokens_seen": 1000 * np.arange(1, len(lls) + 1)})
+                         "tokens_seen": 1000 * np.arange(1, len(lls) + 1),
+                         "shared": False, "other_cores": 0.0})
 
 
 def test_a_run_that_peaks_and_declines_is_not_converged_at_pass_1():
@@ -125,14 +126,15 @@ def test_tables_and_claims_read_the_same_functions(tmp_path):
     df = frame(-7.55, -7.60)
     rows = {r["method"]: r for r in report.table1_rows(df)}
     c2 = report.CLAIM_FUNCTIONS["C2"](df, INFO, "toy").numbers
-    assert rows["SAME Gibbs"]["passes_to_converge"] == c2["same"]
-    assert rows["VB batch (gensim)"]["passes_to_converge"] == c2["vb_batch"]
-    c4 = report.CLAIM_FUNCTIONS["C4"](df, INFO, "toy").numbers["ratio"]
-    assert c4 == pytest.approx(rows["SAME Gibbs"]["s_to_converge"]
-                               / rows["VB online (gensim)"]["s_to_converge"])
+    assert rows["SAME Gibbs"]["passes_to_plateau"] == c2["same"]
+    assert rows["VB batch (gensim)"]["passes_to_plateau"] == c2["vb_batch"]
+    c4 = report.CLAIM_FUNCTIONS["C4"](df, INFO, "toy").numbers
+    assert rows["SAME Gibbs"]["cgs1000_ll"] == pytest.approx(c4["target"])
+    assert c4["ratio"] == pytest.approx(rows["SAME Gibbs"]["s_to_cgs1000"]
+                                        / rows["VB online (gensim)"]["s_to_cgs1000"])
     c5 = report.CLAIM_FUNCTIONS["C5"](df, INFO, "toy").numbers
-    assert c5["CGS"]["ratio"] == pytest.approx(rows["CGS (tomotopy)"]["s_to_converge"]
-                                               / rows["SAME Gibbs"]["s_to_converge"])
+    assert c5["CGS"]["ratio"] == pytest.approx(rows["CGS (tomotopy)"]["s_to_cgs1000"]
+                                               / rows["SAME Gibbs"]["s_to_cgs1000"])
     ttq = report.time_to_quality_rows(df)
     labels = [lab for lab in METHOD_NAMES if lab in set(df["label"])]
     assert [r["target_ll"] for r in ttq] == sorted(stats.ladder(df, labels))

@@ -8,8 +8,9 @@ from pathlib import Path
 from same.experiments.provenance import code_fingerprint
 from same.report.figures import figure_caption
 from same.data.protocol import PAPER_MINIBATCHES
-from same.experiments.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, prior_scale_labels, run_dir,
-                       schedule_labels, sensitivity_runs, spec_for, study_runs)
+from same.experiments.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, order_labels,
+                       order_twins, prior_scale_labels, run_dir, schedule_labels,
+                       sensitivity_runs, spec_for, study_runs)
 from same.model.sampler import SameLDA
 from same.data.planted import describe
 from same.experiments.plan import tuned_twins
@@ -67,7 +68,7 @@ FIT_CODE = code(*PACKAGE_PATTERNS,
                 exclude=("same/experiments/size_cost.py", "same/experiments/cli.py",
                          "same/data/planted.py", "same/model/topic_recovery.py",
                          "same/data/textcorpus.py", "same/data/corpusspec.py",
-                         "same/data/newsgroups.py"))
+                         "same/data/newsgroups.py", "same/experiments/timing.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 
 
@@ -101,6 +102,40 @@ def prior_scale_runs():
 
 # the fit rule's output folder, as a pattern of wildcards
 RUN_DIR = run_dir("{dataset}", "{label}", "{K}", "{seed}")
+# rule timing's seconds measured alone (timing.smk), which every report about time reads;
+# config timing: null measures none (the timing verdicts then say "not judged")
+TIMING = config.get("timing")
+TIMING_FILE = "results/{dataset}/timing.json"
+
+
+def timing_entries(dataset):
+    """JSON of what is timed alone, {label: {"spec": its RunSpec, "tuned": bool}},
+    for the main comparison's labels and their tuned twins (the other-order twins cost what
+    their base runs cost)."""
+    from dataclasses import asdict
+
+    out = {}
+    for label in with_twins(MAIN_LABELS):
+        spec = spec_for(config, RUNS, label, SEEDS[0], k_of(dataset))
+        out[label] = {"spec": asdict(spec), "tuned": bool(RUNS[label].get("tuned"))}
+    return json.dumps(out, sort_keys=True)
+
+
+def timing_inputs(wildcards):
+    """The split and, when the config tunes, the tuning choice the tuned twins read."""
+    inputs = {"split": f"results/{wildcards.dataset}/split.npz"}
+    if tuning_labels():
+        inputs["tuning"] = TUNING_CHOICE.format(dataset=wildcards.dataset)
+    return inputs
+
+
+def timing_file(dataset):
+    """The dataset's timing.json, as an input of the rules about time: made by rule timing;
+    in a report-only run, read when committed; [] when there is none (seconds refused)."""
+    path = TIMING_FILE.format(dataset=dataset)
+    if REPORT_ONLY:
+        return [path] if Path(path).is_file() else []
+    return [path] if TIMING else []
 # rule tuning's choice, which the tuned fits read
 TUNING_CHOICE = "results/{dataset}/tuning.json"
 
@@ -110,9 +145,20 @@ def trace(dataset, label, seed, k=None):
     return f"{run_dir(dataset, label, k_of(dataset) if k is None else k, seed)}/trace.csv"
 
 
+def runs_on(dataset, label):
+    """Whether run ``label`` of the table of runs is made on ``dataset``: every run is, but a
+    run in the other document order only where that dataset's other_order names its method
+    (same.experiments.runs.order_labels: a corpora: entry may set its own)."""
+    twins = order_twins(config)
+    base = next((lab for lab, twin in twins.items() if twin == label), None)
+    return base is None or base in order_labels(config, dataset)
+
+
 def traces(dataset, labels, seeds=None):
-    """Trace paths of labels × seeds (× the crossover study's K values for its runs)."""
-    return [trace(dataset, lab, s, k) for lab in labels for s in (seeds or RUNS[lab]["seeds"])
+    """Trace paths of labels × seeds (× the crossover study's K values for its runs), of the
+    runs made on ``dataset`` (runs_on)."""
+    return [trace(dataset, lab, s, k) for lab in labels if runs_on(dataset, lab)
+            for s in (seeds or RUNS[lab]["seeds"])
             for k in RUNS[lab].get("n_components", [k_of(dataset)])]
 
 
@@ -137,6 +183,19 @@ def sensitivity_table():
     for row in sensitivity_runs(config):
         out.setdefault(row["param"], {})[str(row["value"])] = row["label"]
     return out
+
+
+def order_text(names):
+    """The order each dataset's documents are stored in (same.data.order.order_description):
+    "kos in file order (UCI)", "20news in one seeded shuffle (seed 0)"."""
+    from same.data.order import order_description
+
+    def one(d):
+        if d in SYNTHETIC:
+            return "as drawn"
+        return order_description(CORPORA[d] if d in CORPORA else d)
+
+    return "; ".join(f"{d} in {one(d)}" for d in names)
 
 
 def dataset_title(dataset):
@@ -255,9 +314,10 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
             f"SAME {m_text(ms)} ({sampler} sampler{sweep_passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch {minibatch_text(p['batch_size'])}, "
-            f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}, "
-            f"{'documents shuffled once (seeded)' if p['shuffle'] else 'corpus order'}; VB "
-            f"online also in corpus order), {who}, {config['threads']} thread(s)/job, "
+            f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}"
+            f"{', reshuffled once more by SAME (seeded)' if p['shuffle'] else ''}; documents "
+            f"streamed in their stored order by SAME and VB online: {order_text(names)}), "
+            f"{who}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion unless a panel "
             "or column names the paper's metric"
             + (f"; {TUNING['note']}" if TUNING.get("note") and not study else "")
@@ -325,7 +385,8 @@ FIGURE_RUNS = {
     "table2": {"m_sweep": True},
     "crossover_study": {"study": True},
     "sensitivity": {"seeds": SEED0},
-    "tuning": {"seeds": SEED0},
+    # the seeds every tuning run ran (tuning.seeds; same.experiments.plan.tuning_runs)
+    "tuning": {"seeds": RUNS[tuning_labels()[0]]["seeds"] if tuning_labels() else SEED0},
     "topic_recovery": {"seeds": SEED0},
 }
 

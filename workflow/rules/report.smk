@@ -47,6 +47,7 @@ rule fig1_passes:
 rule fig1_seconds:
     input:
         traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
+        timing=lambda wc: timing_file(wc.dataset),  # seconds measured alone (timing.smk)
     output:
         figure_files("fig1_seconds"),
     params:
@@ -146,6 +147,7 @@ rule prior_scale:
 rule table1:
     input:
         traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
+        timing=lambda wc: timing_file(wc.dataset),  # seconds measured alone (timing.smk)
     output:
         **table_files("table1"),
     params:
@@ -165,6 +167,7 @@ rule table1:
 rule time_to_quality:
     input:
         traces=lambda wc: traces(wc.dataset, with_twins(MAIN_LABELS)),
+        timing=lambda wc: timing_file(wc.dataset),  # seconds measured alone (timing.smk)
     output:
         **table_files("time_to_quality"),
     params:
@@ -306,6 +309,7 @@ rule claims:
         scaling=f"{REPORT_DIR}/scaling/same_cpu.json",  # rule scaling
         recovery=list(recovery_tables().values()),
         tuning=list(tuning_choices().values()),
+        timing=[t for d in config["datasets"] for t in timing_file(d)],
     output:
         md=for_report("claims", f"{REPORT_DIR}/claims.md", "../report/claims.rst"),
         overview=[for_report("verdict_overview", f"{REPORT_DIR}/verdict_overview.{ext}")
@@ -319,6 +323,7 @@ rule claims:
         prior_scale_runs=lambda wc: prior_scale_runs(),
         recovery=recovery_tables(),
         tuning=tuning_choices(),
+        timing={d: (timing_file(d) or [None])[0] for d in config["datasets"]},
         setting=lambda wc: setting(config["datasets"]),
         caption=lambda wc: figure_caption("verdict_overview", setting(config["datasets"])),
     log:

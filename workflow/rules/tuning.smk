@@ -2,7 +2,9 @@
 # (fit rule, labels tune_*) train on the training documents less the validation documents and
 # are scored on those; this rule reads their traces (refusing any scored on test documents)
 # and writes every configuration's validation ll and the choice per method. The tuned runs of
-# the main comparison, the m sweep and the schedules read tuning.json (fit.smk).
+# the main comparison, the m sweep and the schedules read tuning.json (fit.smk). Every grid
+# point runs the first tuning.seeds of the config's seeds (same.experiments.plan.tuning_runs):
+# traces() reads each of them, and the choice is the best mean over them.
 
 localrules:
     tuning,

@@ -12,11 +12,13 @@ smk = snakemake  # noqa: F821
 rule = smk.rule
 df = report.load_traces(smk.input.traces)
 caption = smk.params.get("setting", "")
+# the seconds measured alone (rule timing's timing.json); None: none, so they are refused
+timing = report.load_timing(smk.input.timing[0]) if smk.input.get("timing") else None
 
 if rule == "fig1_passes":
     report.fig_ll_vs_passes(df, smk.output, caption, smk.params.max_passes)
 elif rule == "fig1_seconds":
-    report.fig_ll_vs_seconds(df, smk.output, caption)
+    report.fig_ll_vs_seconds(df, smk.output, caption, timing)
 elif rule == "fig1c_samples":
     report.fig_ll_vs_samples(df, smk.output, caption, dict(smk.params.labels))
 elif rule == "fig2a_m":
@@ -27,9 +29,9 @@ elif rule == "prior_scale":
     report.fig_variants(df, smk.output, caption, dict(smk.params.runs),
                         "counts against the priors α, β (prior_scale)")
 elif rule == "table1":
-    report.table1(df, smk.output.csv, smk.output.md, caption)
+    report.table1(df, smk.output.csv, smk.output.md, caption, timing)
 elif rule == "time_to_quality":
-    report.time_to_quality(df, smk.output.csv, smk.output.md, caption)
+    report.time_to_quality(df, smk.output.csv, smk.output.md, caption, timing)
 elif rule == "sensitivity":
     report.fig_sensitivity(df, smk.output.figures, smk.output.csv, caption,
                            {k: dict(v) for k, v in dict(smk.params.runs).items()})
@@ -57,7 +59,8 @@ elif rule == "claims":
                      "fig1c": dict(smk.params.fig1c),
                      "prior_scale_runs": dict(smk.params.prior_scale_runs),
                      "recovery": dict(smk.params.recovery).get(name),
-                     "tuning": dict(smk.params.tuning).get(name)}
+                     "tuning": dict(smk.params.tuning).get(name),
+                     "timing": dict(smk.params.timing).get(name)}
     verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
     from same.report.overview import fig_verdict_overview
 

@@ -1,0 +1,72 @@
+"""Run a workflow command and record its wall time in ``results/bench/workflow_runs.json``.
+
+The README's sentences about how long a profile takes (benchmarks/readme_results.py) are
+rendered from this record: the wall seconds, the jobs and fits Snakemake ran (counted from its
+log), the command, the commit and machine it ran on, and the date.
+
+    python benchmarks/time_workflow.py --profile quick --what "The quick profile, tuning included" \\
+        -- snakemake --cores all
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "results" / "bench" / "workflow_runs.json"
+BENCHMARK = "wall time of workflow runs from a fresh clone"
+
+
+def counts(log: str) -> tuple[int, int]:
+    """(jobs, fits) Snakemake ran, from its log ("rule fit:" / "localrule x:" blocks)."""
+    rules = re.findall(r"^\s*(?:local)?rule (\w+):$", log, re.M)
+    return len([r for r in rules if r != "all"]), rules.count("fit")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", required=True, help="key in workflow_runs.json (quick, corpora)")
+    ap.add_argument("--what", required=True, help="the README's name for the run")
+    ap.add_argument("--note", default="", help="a clause the README adds after the counts")
+    ap.add_argument("--log", type=Path, help="where Snakemake's output is kept")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    command = [c for c in args.command if c != "--"]
+    if not command:
+        ap.error("give the command after --")
+    sys.path.insert(0, str(REPO))
+    from same.experiments.provenance import provenance, write_json
+
+    t0 = time.perf_counter()
+    res = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.perf_counter() - t0
+    if args.log:
+        args.log.write_text(res.stdout)
+    if res.returncode != 0:
+        print(res.stdout[-3000:], file=sys.stderr)
+        print(f"{command[0]}: exit {res.returncode}; nothing recorded", file=sys.stderr)
+        return res.returncode
+    jobs, fits = counts(res.stdout)
+    record = json.loads(args.out.read_text()) if args.out.is_file() else {"benchmark": BENCHMARK}
+    info = provenance()
+    record[args.profile] = {"what": args.what, "command": " ".join(command),
+                            "wall_seconds": wall, "jobs": jobs, "fits": fits,
+                            "note": args.note,
+                            "date": datetime.now(timezone.utc).date().isoformat(),
+                            "commit": info["commit"], "machine": info["machine"],
+                            "versions": info["versions"]}
+    write_json(args.out, record)
+    print(f"{args.profile}: {wall:.0f} s, {jobs} jobs, {fits} fits", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
