@@ -21,10 +21,12 @@ import time
 
 __all__ = ["SHARED_CORES", "LoadMeter", "machine_busy_seconds", "is_shared"]
 
-#: Other work averaging more than this many busy cores makes a measurement shared: an idle
-#: 2-core VM reads about 0.003-0.007 (its own kernel threads), one 1-thread job beside a
-#: measurement about 1.0.
-SHARED_CORES = 0.1
+#: Other work averaging more than this many busy cores makes a measurement shared. Measured
+#: on the 2-core VM: idle, 0.003–0.007 (its kernel threads); Snakemake's own scheduler while
+#: it runs the quick profile's 190-job DAG beside a job that reserves every core, 0.12–0.19;
+#: another 1-thread job beside the measurement, about 1.0. A 1-thread measurement on two
+#: cores leaves one core free: other work up to half of it does not take the measurement's.
+SHARED_CORES = 0.5
 
 _PROC_STAT = "/proc/stat"
 

@@ -12,7 +12,14 @@ from .claims import CLAIM_FUNCTIONS
 from .measures import mean_range
 from .stats import FRAGILE_P, welch
 from .timing import retime, timed_labels
-from .traces import configuration_frame, configurations, final_lls, order_frame, test_traces
+from .traces import (
+    configuration_frame,
+    configurations,
+    final_lls,
+    order_frame,
+    test_traces,
+    twinned_labels,
+)
 from .verdicts import (
     FREE_CHOICES,
     LL_CLAIMS,
@@ -44,17 +51,35 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
     df = test_traces(df)
     if info.get("timing") is not None:
         df = retime(df, info["timing"], labels=timed_labels(df))
+    twins = twinned_labels(df)
     for configuration in configurations(df):
         frame = configuration_frame(df, configuration)
         # the prior-scale variant ran at the published settings only
         cinfo = info if configuration == "published" else {**info, "prior_scale_runs": {}}
         other = order_frame(frame) if configuration == "published" else None
+        skip = () if configuration == "published" else untuned_claims(info, twins)
         for v in _judge(name, frame, cinfo, other):
+            if v.claim in skip:
+                continue
             if v.claim not in ONCE:
                 out.append(replace(v, configuration=configuration))
             elif configuration == "published":
                 out.append(v)
     return out
+
+
+def untuned_claims(info: dict, twins) -> tuple[str, ...]:
+    """The claims that have no tuned verdict: those whose variant runs (C7: the m sweep's, C8:
+    the schedules') have no tuned twins among ``twins`` (a profile may run them as published
+    only). Judging them "tuned" would read the published runs again, or mix a tuned constant
+    m with published schedules."""
+    out = []
+    if not any(lab in twins for lab in (info.get("m_runs") or {}).values()):
+        out.append("C7")
+    schedules = list((info.get("schedule_runs") or {}).values())
+    if not schedules or not all(lab in twins for lab in schedules):
+        out.append("C8")
+    return tuple(out)
 
 
 #: Claims judged once, on the runs as published: C6 reads the m sweep's seconds per pass,

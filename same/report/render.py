@@ -138,6 +138,13 @@ def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
         out.append(f"- {name}, tuned: " + "; ".join(
             f"{METHOD_NAMES.get(m, m)} {settings_text(point)}" for m, point in chosen.items()))
     out += [""] if tuned else []
+    published = {(v.claim, v.dataset) for v in verdicts if v.configuration == "published"}
+    tuned = {(v.claim, v.dataset) for v in verdicts if v.configuration == "tuned"}
+    untuned = sorted(published - tuned) if tuned else []
+    if untuned:
+        out += ["Judged as published only (their runs, the m sweep's or the schedules', ran at "
+                "the published settings in this profile: no tuned twin to judge): "
+                + ", ".join(f"{c} ({d})" for c, d in untuned) + ".", ""]
     lines = _disagreements(verdicts, "configuration", CONFIGURATIONS)
     return out + (lines if lines else ["No claim's outcome moved with the configuration."]) + [""]
 

@@ -81,12 +81,20 @@ def timing_entry(label: str) -> str:
     return label.removesuffix(ORDER_SUFFIX)
 
 
+def _shared(rnd: dict) -> bool:
+    """Whether a timed round shared the machine, by the one rule
+    (:func:`same.experiments.machine_load.is_shared` of its recorded load)."""
+    from same.experiments.machine_load import is_shared
+
+    return is_shared(rnd.get("machine_load"))
+
+
 def rounds_of(timing: dict | None, label: str) -> list[dict]:
     """The clean (unshared) rounds of ``label``'s alone measurement, in round order."""
     if not timing:
         return []
     e = timing["entries"].get(timing_entry(label))
-    return [r for r in (e or {}).get("rounds", []) if not r.get("shared", True)]
+    return [r for r in (e or {}).get("rounds", []) if not _shared(r)]
 
 
 def refused(timing: dict | None, label: str) -> str | None:
@@ -97,11 +105,11 @@ def refused(timing: dict | None, label: str) -> str | None:
     if e is None:
         return f"{label} was not timed alone"
     rounds = e.get("rounds", [])
-    clean = [r for r in rounds if not r.get("shared", True)]
+    clean = [r for r in rounds if not _shared(r)]
     if len(clean) >= MIN_ROUNDS:
         return None
     worst = max((r["machine_load"].get("other_cores") or 0.0 for r in rounds
-                 if r.get("shared", True) and r.get("machine_load")), default=None)
+                 if _shared(r) and r.get("machine_load")), default=None)
     load = "" if worst is None else f"; other work up to {worst:.2f} cores"
     return (f"{label}'s seconds were measured beside other work in {len(rounds) - len(clean)} "
             f"of {len(rounds)} rounds{load}: fewer than {MIN_ROUNDS} alone, refused")
@@ -258,7 +266,7 @@ def summary(timing: dict | None) -> dict:
     if not timing:
         return {}
     loads = [r["machine_load"].get("other_cores") for e in timing["entries"].values()
-             for r in e.get("rounds", []) if not r.get("shared", True)]
+             for r in e.get("rounds", []) if not _shared(r)]
     loads = [x for x in loads if x is not None]
     return {"repeats": timing.get("repeats"), "cap_seconds": timing.get("cap_seconds"),
             "max_other_cores": max(loads) if loads else None}

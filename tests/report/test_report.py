@@ -342,13 +342,18 @@ def test_every_claim_is_judged_as_published_and_tuned(tmp_path):
 
     verdicts = report.claims({"toy": {"df": df, **INFO}}, tmp_path / "c.md", "s")
     per = {(v.claim, v.metric, v.configuration): v.outcome for v in verdicts if v.dataset}
-    for claim in ("C1", "C2", "C3", "C4", "C5", "C7", "C8"):
+    for claim in ("C1", "C2", "C3", "C4", "C5", "C7"):  # C7 reads m = 100: "same", tuned
         assert {(m, c) for (k, m, c) in per if k == claim} == {
             (m, c) for m in ("ll", "ll_bidmach") for c in ("published", "tuned")}
     assert {c for (k, m, c) in per if k == "C6"} == {None}  # judged once, as published
+    # C8's inverse-linear run has no tuned twin: judging it "tuned" would set a tuned constant
+    # m against a published schedule, so it is judged as published only, and said so
+    assert {c for (k, m, c) in per if k == "C8"} == {"published"}
     assert per[("C1", "ll", "published")] is REPRODUCED
     assert per[("C1", "ll", "tuned")] is PARTLY  # SAME's mean beats VB batch only
     text = (tmp_path / "c.md").read_text()
+    assert ("Judged as published only (their runs, the m sweep's or the schedules', ran at the "
+            "published settings in this profile: no tuned twin to judge): C8 (toy).") in text
     assert "| C1 | toy, VB: gensim | reproduced | partly | — | — | reproduced | partly |" in text
     assert "- C1 (toy, VB: gensim, under document completion): reproduced as published; " \
            "partly tuned" in text

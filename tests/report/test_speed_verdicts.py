@@ -62,7 +62,8 @@ def test_retime_prices_each_checkpoint_by_the_alone_measurement():
     # a curve that slows down: timed passes cost 1, 1, 3, 3 → beyond pass 4, 3 per pass
     bent = {"entries": {"same": {"rounds": [{"points": [1, 2, 3, 4],
                                              "seconds": [1.0, 2.0, 5.0, 8.0],
-                                             "shared": False}] * MIN_ROUNDS}}}
+                                             "machine_load": {"other_cores": 0.0}}]
+                                 * MIN_ROUNDS}}}
     b = retime(df[df["label"] == "same"], bent, round_index=0)
     row = b[(b["seed"] == 0) & (b["pass"] == 10)]
     assert float(row["train_seconds"].iloc[0]) == pytest.approx(8.0 + 6 * 3.0)
