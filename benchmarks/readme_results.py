@@ -129,8 +129,9 @@ def _order(frame) -> str:
     what = ORDER_NAMES.get(frame.loc[frame["label"] == twin, "document_order"].iloc[0],
                            "the other order")
     c = welch(final_lls(frame, twin), final_lls(frame, "same"))
+    sign = "+" if c.diff > 0 else ""
     return (f"In the other document order ({what}), SAME's final ll moves by "
-            f"{num(c.diff, 3)} nats/token (Welch p = {c.p:.2g}).")
+            f"{sign}{num(c.diff, 3)} nats/token (Welch p = {c.p:.2g}).")
 
 
 def _claims_held(claims_md: str, dataset: str) -> dict[str, str]:

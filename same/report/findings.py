@@ -48,8 +48,9 @@ def _fastest(df, timing=None) -> list[str]:
         never = [METHOD_NAMES[lab] for lab, s in reach.items() if not np.isfinite(s).all()]
         out.append(f"  - {rung:.4f} ({name}): "
                    + (", ".join(f"{METHOD_NAMES[lab]} {_spread(df, timing, lab, rung, t)}"
-                                for t, lab in got) or "no method in every seed")
-                   + (f"; not in every seed: {', '.join(never)}" if never else ""))
+                                for t, lab in got) + (f"; not in every seed: {', '.join(never)}"
+                                                      if never else "")
+                      if got else "no method in every seed"))
     bad = [f"{METHOD_NAMES[lab]} ({why})" for lab, why in refused.items() if why]
     if bad:
         out.append("  - seconds refused: " + "; ".join(bad))

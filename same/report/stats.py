@@ -195,25 +195,26 @@ def primary_rung(df, labels) -> tuple[float, str]:
     return target, rungs[target]
 
 
-def passes_to(df, label: str, target: float) -> np.ndarray:
-    """Per seed of ``label``: passes (CGS: iterations) to first reach ``target``,
-    interpolated linearly between checkpoints as :func:`seconds_to` interpolates seconds;
-    inf if never reached within the budget."""
+def _reach(df, label: str, target: float, column: str) -> np.ndarray:
+    """Per seed of ``label``: ``column`` (training seconds, or passes) where the run first
+    reaches ``target``, interpolated linearly between checkpoints
+    (:func:`~same.report.traces.reach_seconds`); inf if never within its budget."""
     out = []
     for r in runs_of(df, label):
         r = r.sort_values("pass")
-        p = reach_seconds(r["pass"], r["ll"], target)[1]
-        out.append(np.inf if p is None else p)
+        x = reach_seconds(r[column], r["ll"], target)[1]
+        out.append(np.inf if x is None else x)
     return np.array(out, dtype=float)
+
+
+def passes_to(df, label: str, target: float) -> np.ndarray:
+    """Per seed of ``label``: passes (CGS: iterations) to first reach ``target``,
+    interpolated as :func:`seconds_to` interpolates seconds; inf if never reached."""
+    return _reach(df, label, target, "pass")
 
 
 def seconds_to(df, label: str, target: float) -> np.ndarray:
     """Per seed of ``label``: training seconds to first reach ``target`` (interpolated
     linearly between checkpoints, :func:`~same.report.traces.reach_seconds`), inf if the seed
     never reaches it within its budget."""
-    out = []
-    for r in runs_of(df, label):
-        r = r.sort_values("pass")
-        s = reach_seconds(r["train_seconds"], r["ll"], target)[1]
-        out.append(np.inf if s is None else s)
-    return np.array(out, dtype=float)
+    return _reach(df, label, target, "train_seconds")

@@ -43,14 +43,6 @@ def two_categories(root, n=30, seed=0):
     return root
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("SAME_CACHE_DIR", str(d))
-    monkeypatch.setenv("SAME_DATA_DIR", "")
-    return d
-
-
 def rows(X) -> list[tuple]:
     X = sp.csr_matrix(X)
     return sorted(tuple(zip(X[i].indices.tolist(), X[i].data.tolist()))

@@ -39,14 +39,6 @@ def write_folder(root: Path, texts=TEXTS) -> Path:
     return root
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("SAME_CACHE_DIR", str(d))
-    monkeypatch.setenv("SAME_DATA_DIR", "")
-    return d
-
-
 def load_files_order(n: int, seed: int = 0) -> np.ndarray:
     """The permutation load_files(shuffle=True, random_state=seed) applies to n documents."""
     from sklearn.utils import check_random_state
