@@ -53,7 +53,7 @@ def test_the_render_follows_the_results(tmp_path):
     """A changed record (the quick profile's wall time) changes the sentence rendered from it;
     the findings come from the traces through the report's functions (CGS's final ll)."""
     runs = json.loads(rr.WORKFLOW_RUNS.read_text())
-    quick = rr.render_wall("quick")
+    quick = " ".join(rr.render_wall("quick").split())
     minutes, seconds = divmod(round(runs["quick"]["wall_seconds"]), 60)
     assert f"took {minutes} min {seconds} s" in quick
     assert f"{runs['quick']['jobs']} jobs, {runs['quick']['fits']} of them fits" in quick
