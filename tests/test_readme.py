@@ -34,3 +34,21 @@ def test_relative_data_dir_works_from_other_directories(tmp_path, uci_dir):
     d = os.environ.get("SAME_DATA_DIR", "")
     if d:
         assert all(Path(p).is_absolute() for p in d.split(os.pathsep) if p)
+
+
+def test_ci_runs_the_readme_test_command_in_an_environment_of_its_own():
+    """Issue 51: the README's test command alone installs what its tests need. CI runs it in a
+    virtual environment created for it, into which nothing but pip's own upgrade is installed
+    before it, and leaves that environment before any other step installs anything."""
+    tests = readme_commands()[1]
+    ci = [ln.strip() for ln in (REPO / ".ci/run").read_text().splitlines()
+          if ln.strip() and not ln.lstrip().startswith("#")]
+    at = ci.index(tests)
+    created = max(i for i in range(at) if ci[i].startswith("python3 -m venv "))
+    env = ci[created].split()[-1]
+    assert ci[created + 1] == f". {env}/bin/activate"
+    before = [ln for ln in ci[created + 2:at] if "pip install" in ln]
+    assert before == ["python -m pip install --quiet --upgrade pip"], before
+    assert ci[at + 1] == "deactivate"
+    later_envs = [ln.split()[-1] for ln in ci[at + 1:] if ln.startswith("python3 -m venv ")]
+    assert env not in later_envs and all(f"{env}/" not in ln for ln in ci[at + 1:])

@@ -224,27 +224,32 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """Run the command line; returns the exit status: 2 for a user's mistake (one line on
     stderr, :data:`_USER_ERRORS` and :class:`same.model.backend.BackendUnavailableError`), 130 / 143
     when stopped by SIGINT / SIGTERM; a bug's exception propagates with its traceback."""
-    from same.model.backend import BackendUnavailableError
-
-    args = build_parser(prog).parse_args(argv)
     # SIGTERM (a scheduler's kill, Snakemake's cancel) and SIGINT (Ctrl-C) unwind, so a run
     # being written removes its temporary directory, and end in one line (exit 143 / 130), not
     # a traceback; SIGKILL leaves the temporary directory, and the next run of the same output
-    # removes it (same.experiments.rundir).
+    # removes it (same.experiments.rundir). Handled from main's first line: the imports below
+    # (NumPy, SciPy, numba, scikit-learn: the command's first half second or more) included.
     _received.clear()
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
+    before = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        args = build_parser(prog).parse_args(argv)
         _run(args)
     except BaseException as exc:
         if _received:  # terminated: whatever the SystemExit became on its way up (below)
             print(f"{prog}: stopped by {signal.Signals(_received[0]).name}", file=sys.stderr)
             return 128 + _received[0]
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):  # argparse's own exits
+            raise
+        from same.model.backend import BackendUnavailableError
+
         if isinstance(exc, (*_USER_ERRORS, BackendUnavailableError)):
             msg = " ".join(str(exc).split()) or type(exc).__name__
             print(f"{prog}: error: {msg}", file=sys.stderr)
             return 2
         raise
+    finally:  # a caller's own handlers back (main called in-process, e.g. from a test)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     return 0
 
 
