@@ -1,25 +1,35 @@
 """A corpus spec (a workflow ``corpora:`` entry, ``same-lda split --corpus-spec``) checked
-whole before any file is read: its source and keys, each value's type, CountVectorizer's own
-parameter checks, a token pattern that can count words (:mod:`same.data.textcorpus` reads it).
+whole before any file is read: its name (not a built-in corpus's), source and keys, each
+value's type, a text encoding, CountVectorizer's own parameter checks, a token pattern that can
+count words (:mod:`same.data.textcorpus` reads it); and the one check that a path the spec names
+is a regular file (:func:`regular_file`), never a FIFO that would block its reader.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
 
-from .docword import CorpusFormatError
+from .docword import CorpusFormatError, CorpusNotFoundError
+from .registry import check_own_name
 
-__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "check_corpus_spec",
-           "check_corpus_paths"]
+__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
+           "check_corpus_spec", "check_corpus_paths", "check_text_encoding", "regular_file"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
-SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"}, "csv": {"path", "column", "label"},
-           "jsonl": {"path", "column", "label"}, "20newsgroups": set()}
+SOURCES = {"uci": {"docword", "vocab"}, "folder": {"path"},
+           "csv": {"path", "column", "label", "max_line_bytes"},
+           "jsonl": {"path", "column", "label", "max_line_bytes"}, "20newsgroups": set()}
+#: A table's (csv, jsonl) reading limits, with their defaults: ``max_line_bytes``, the longest
+#: line read (bytes, as UTF-8); pyarrow reads the table in blocks of that size, so a longer
+#: line is refused naming the file, the line and this key to raise (up to 1 GiB).
+TABLE_DEFAULTS = {"max_line_bytes": 16 * 2**20}
+_MAX_LINE_BYTES_CAP = 2**30  # pyarrow's block size is an int32
 #: Every source's keys of the stored order (:mod:`same.data.order`): ``shuffle`` (default true,
 #: false for uci: the file's order) and ``shuffle_seed`` (default 0).
 ORDER_KEYS = {"shuffle", "shuffle_seed"}
@@ -69,6 +79,10 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
                               "(it names folders: results/<name>/, the cache)")
+    try:
+        check_own_name(name, where, "corpus")
+    except ValueError as exc:
+        raise TextCorpusError(str(exc)) from None
     if not isinstance(spec, dict):
         raise TextCorpusError(f"{where}: must be a mapping with a source")
     source = spec.get("source")
@@ -89,13 +103,28 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     for key in ("path", "docword", "vocab", "column", "label"):
         if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
             raise TextCorpusError(f"{where}.{key}: must be a non-empty string")
+    for key in ("column", "label"):  # a column's name is text (a path may hold any bytes)
+        if key in spec and not _is_unicode(spec[key]):
+            raise TextCorpusError(f"{where}.{key}: {spec[key]!r} is not Unicode text (a "
+                                  "lone surrogate), so no column is named so")
+    if "max_line_bytes" in spec:
+        n = spec["max_line_bytes"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= _MAX_LINE_BYTES_CAP:
+            raise TextCorpusError(f"{where}.max_line_bytes: must be an integer from 1 to "
+                                  f"{_MAX_LINE_BYTES_CAP} (bytes of the longest line read)")
     _check_order(where, spec)
     if check_paths:
-        for key, kind in (("path", "folder" if source == "folder" else "file"),
-                          ("docword", "file"), ("vocab", "file")):
-            if key in spec and not (Path(spec[key]).expanduser().is_dir() if kind == "folder"
-                                    else Path(spec[key]).expanduser().is_file()):
-                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such {kind}")
+        for key in ("path", "docword", "vocab"):
+            if key not in spec:
+                continue
+            if source == "folder":
+                if not Path(spec[key]).expanduser().is_dir():
+                    raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such folder")
+            else:
+                try:
+                    regular_file(spec[key], f"{where}.{key}")
+                except CorpusNotFoundError:
+                    raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such file") from None
     vec = spec.get("vectorizer") or {}
     if not isinstance(vec, dict):
         raise TextCorpusError(f"{where}.vectorizer: must be a mapping of settings")
@@ -129,6 +158,78 @@ def check_corpus_paths(config: dict) -> None:
             raise ValueError(f"config {exc}") from None
 
 
+def regular_file(path, setting: str, hint: str | None = None) -> Path:
+    """``path`` (``~`` expanded), once it is known to be a regular file (or a link to one),
+    checked before it is opened: a FIFO or a device would block or never end its reader.
+    ``hint`` ends the message (default: ``<setting> names a file``).
+
+    Raises
+    ------
+    CorpusNotFoundError
+        ``<path>: no such file (<setting>)``.
+    TextCorpusError
+        ``<path>: is a FIFO (named pipe), not a regular file; <setting> names a file``.
+    """
+    path = Path(path).expanduser()
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a name the system refuses
+        raise CorpusNotFoundError(f"{path}: no such file ({setting})") from None
+    if not stat.S_ISREG(mode):
+        raise TextCorpusError(f"{path}: is {_kind_of(mode)}, not a regular file; "
+                              f"{hint or setting + ' names a file'}")
+    return path
+
+
+def _kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, for messages."""
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` is Unicode text (no lone surrogate: it can be written as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text_encoding(key: str, encoding) -> str:
+    """``encoding``'s codec name, once it is known to be a text encoding that works: the one
+    check of a corpus's ``vectorizer.encoding`` (the spec check, ``same-lda split`` and the
+    workflow's config check all call :func:`check_corpus_spec`).  A bytes-to-bytes codec
+    (``base64``, ``hex``, ``bz2``, ``quopri``, ...) or one that refuses every use
+    (``undefined``) is refused here, not at the job that reads the text.
+
+    Raises
+    ------
+    TextCorpusError
+        ``<key>: 'base64' is not a text encoding (it turns bytes into bytes) ...``.
+    """
+    if not isinstance(encoding, str):
+        raise TextCorpusError(f"{key}: must be the name of a text encoding")
+    try:
+        info = codecs.lookup(encoding)
+    except (LookupError, TypeError, ValueError):  # ValueError: a NUL or surrogate in the name
+        raise TextCorpusError(f"{key}: unknown text encoding {encoding!r}") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise TextCorpusError(f"{key}: {encoding!r} is not a text encoding (a bytes-to-bytes "
+                              "or text-to-text codec); name one that decodes bytes to text, "
+                              "such as utf-8 or latin-1")
+    try:
+        info.decode(b"")
+        info.encode("")
+    except (LookupError, ValueError) as exc:  # codec 'undefined' raises on every use
+        raise TextCorpusError(f"{key}: {encoding!r} cannot decode text ({exc})") from None
+    return info.name
+
+
 def _check_order(where: str, spec: dict) -> None:
     """``shuffle`` a boolean; ``shuffle_seed`` a non-negative integer, only with a shuffle."""
     if "shuffle" in spec and not isinstance(spec["shuffle"], bool):
@@ -153,14 +254,7 @@ def _check_settings(where: str, s: dict) -> None:
     bad = [p for p in s["strip"] if p not in _STRIP]
     if bad:
         raise TextCorpusError(f"{where}.strip: {bad[0]!r} is not one of {', '.join(_STRIP)}")
-    if not isinstance(s["encoding"], str):
-        raise TextCorpusError(f"{where}.encoding: must be the name of a text encoding")
-    try:
-        codecs.lookup(s["encoding"]).decode(b"")
-        b"".decode(s["encoding"])
-    except (LookupError, TypeError):
-        raise TextCorpusError(f"{where}.encoding: unknown text encoding "
-                              f"{s['encoding']!r}") from None
+    check_text_encoding(f"{where}.encoding", s["encoding"])
     if isinstance(s["min_count"], bool) or not isinstance(s["min_count"], int) \
             or s["min_count"] < 1:
         raise TextCorpusError(f"{where}.min_count: must be an integer >= 1")

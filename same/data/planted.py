@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import REGISTRY, Corpus
+from .registry import check_own_name
 from .synthetic import SyntheticLDA
 
 __all__ = ["SPEC_KEYS", "lda_sparse_corpus", "synthetic_corpus", "save_synthetic",
@@ -104,9 +105,7 @@ def _normalise_rows(a: np.ndarray, rng) -> None:
 
 
 def _check_spec(name: str, spec: dict) -> dict:
-    if name in REGISTRY:  # its outputs would go where the real corpus's do (results/<name>/)
-        raise ValueError(f"synthetic dataset {name!r}: {name!r} is the name of a UCI corpus "
-                         f"({', '.join(REGISTRY)}); give the synthetic dataset another name")
+    check_own_name(name, f"synthetic dataset {name!r}", "synthetic dataset")
     if not isinstance(spec, dict):
         raise ValueError(f"synthetic dataset {name!r}: spec must be a mapping, got {spec!r}")
     unknown = sorted(set(spec) - set(SPEC_KEYS))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["REGISTRY", "CorpusInfo", "UCI_ARCHIVE_URL", "UCI_BASE_URL"]
+__all__ = ["REGISTRY", "CorpusInfo", "UCI_ARCHIVE_URL", "UCI_BASE_URL", "check_own_name"]
 
 UCI_BASE_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/"
 #: UCI's static archive of the whole collection (dataset 164, "Bag of Words"; about 2 GB with
@@ -77,6 +77,24 @@ REGISTRY: dict[str, CorpusInfo] = {
                    1460677, "ca84c971366b1599227d645b4e8128b20826f45ed1af388372252668e1462f13"),
     ]
 }
+
+
+def check_own_name(name: str, where: str, what: str) -> None:
+    """Refuse the name of a built-in UCI corpus (:data:`REGISTRY`) for a dataset of another
+    kind (a synthetic corpus, a corpus named by its files): its outputs would go where the
+    real corpus's do (``results/<name>/``) and its split would be labelled as that corpus.
+    The one rule ``same-lda synthesize``, ``same-lda split --corpus-spec`` and the workflow's
+    config check apply.
+
+    Raises
+    ------
+    ValueError
+        ``<where>: 'kos' is the name of a UCI corpus (kos, ...); give the <what> another
+        name``.
+    """
+    if name in REGISTRY:
+        raise ValueError(f"{where}: {name!r} is the name of a UCI corpus "
+                         f"({', '.join(REGISTRY)}); give the {what} another name")
 
 
 def _registry_entry(name: str) -> CorpusInfo:

@@ -10,7 +10,10 @@ A corpus is data, not a registry name.  The workflow's ``corpora:`` section (and
     raw text in :func:`sklearn.datasets.load_files` layout: ``path/<category>/<document>``.
 ``csv`` / ``jsonl``
     one document per row, the text in ``column`` (read with pyarrow), each document's label
-    in ``label`` (optional).
+    in ``label`` (optional).  Read within limits checked before pyarrow sees a byte: no line
+    longer than ``max_line_bytes`` (:data:`TABLE_DEFAULTS`: 16 MiB; pyarrow's block size is
+    set from it), no JSON nested deeper than :data:`MAX_JSON_DEPTH` levels (deeper nesting
+    crashed pyarrow's parser); each refused in one line naming the file, the line and the key.
 ``20newsgroups``
     Lang's 20 Newsgroups, "bydate" version (train and test folders together, 18,846 posts):
     the archive from ``$SAME_DATA_DIR`` (its members checked against the
@@ -40,7 +43,8 @@ changing a setting or a byte of text builds a new one; changing nothing reads it
 Every bad input ends in one :class:`TextCorpusError` line naming the file and the setting
 (``corpora.<name>.<key>``): a file not in the encoding, an empty document (unless
 ``drop_empty``), a folder without documents, a vocabulary the settings reduce to nothing, a
-missing column.  Nothing is written before the corpus is complete.
+missing column, a path that is not a regular file (a FIFO would block the reader).  Nothing
+is written before the corpus is complete.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -68,22 +73,32 @@ from .artefact import (
 from .corpus import CacheWarning, Corpus
 from .corpusspec import (
     SOURCES,
+    TABLE_DEFAULTS,
     VECTORIZER_DEFAULTS,
     TextCorpusError,
+    _is_unicode,
     _vectorizer,
     check_corpus_paths,
     check_corpus_spec,
+    regular_file,
 )
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .download import cache_dir
 from .newsgroups import NEWSGROUPS, newsgroups_folders
 from .order import order_record, shuffled_indices, spec_order
 
-__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TextCorpusError", "NEWSGROUPS",
+__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "MAX_JSON_DEPTH",
+           "TextCorpusError", "NEWSGROUPS",
            "check_corpus_spec", "check_corpus_paths", "load_corpus", "vectorize", "read_texts",
            "stored_texts", "newsgroups_folders"]
 
 _CACHE_VERSION = 2  # bump when the cached arrays' meaning changes (2: order, labels, positions)
+#: The deepest a jsonl line may nest arrays and objects (Python's json reads about as deep);
+#: checked before pyarrow parses the file, whose parser crashed the process (SIGSEGV) at
+#: 20,000 levels.
+MAX_JSON_DEPTH = 1000
+#: A JSON string on one line (what the nesting count skips: brackets inside it are text).
+_JSON_STRING = re.compile(rb'"(?:[^"\\\n]++|\\[^\n])*+"')
 _CACHE_REMEDY = "delete it: the next load rebuilds it"
 
 
@@ -146,6 +161,7 @@ def _read(name: str, spec: dict, data_dir, download: bool):
     for folder in folders:
         if not folder.is_dir():
             raise CorpusNotFoundError(f"{folder}: no such folder ({setting})")
+        _refuse_special_files(folder, setting)
         try:
             bunch = load_files(folder, load_content=True, shuffle=False, encoding=None)
             names += [os.fsdecode(f) for f in bunch.filenames]
@@ -165,24 +181,62 @@ def _read(name: str, spec: dict, data_dir, download: bool):
     return names, texts, encoding, labels
 
 
+def _refuse_special_files(folder: Path, setting: str) -> None:
+    """Refuse a FIFO, socket or device where load_files opens a document (every entry of
+    every category folder): it would block the reader, or never end."""
+    hint = f"{setting} holds one folder per category, one file per document"
+    try:
+        for category in sorted(os.scandir(folder), key=lambda e: e.name):
+            if not category.is_dir():  # load_files reads folders only (links followed)
+                continue
+            for entry in sorted(os.scandir(category.path), key=lambda e: e.name):
+                if not entry.is_dir():  # a folder: load_files' own error names it
+                    try:
+                        regular_file(entry.path, setting, hint)
+                    except CorpusNotFoundError:  # a dangling link: load_files names it
+                        pass
+    except OSError as exc:
+        raise TextCorpusError(f"{folder}: cannot read its documents ({exc.strerror}: "
+                              f"{exc.filename}); {hint}") from None
+
+
 def _read_table(name: str, spec: dict, encoding: str
                 ) -> tuple[list[str], list[bytes], list[str] | None]:
     import pyarrow as pa
     import pyarrow.csv
     import pyarrow.json
 
-    path, column, label = Path(spec["path"]).expanduser(), spec["column"], spec.get("label")
-    if not path.is_file():
-        raise CorpusNotFoundError(f"{path}: no such file (corpora.{name}.path)")
+    column, label = spec["column"], spec.get("label")
+    path = regular_file(spec["path"], f"corpora.{name}.path")
+    if not _is_unicode(path.name):  # it names the documents (path.name:row i)
+        raise TextCorpusError(f"{path}: a file name that is not UTF-8 (it names the documents); "
+                              f"rename the file corpora.{name}.path names")
     text = _decode(name, str(path), path.read_bytes(), encoding)
-    data = io.BytesIO(text.encode("utf-8"))  # pyarrow reads UTF-8 only
+    try:
+        data = text.encode("utf-8")  # pyarrow reads UTF-8 only
+    except UnicodeEncodeError as exc:  # a codec that makes lone surrogates (unicode_escape)
+        raise TextCorpusError(f"{path}: decodes under {encoding} to a lone surrogate "
+                              f"(character {exc.start}), not Unicode text; see corpora."
+                              f"{name}.vectorizer.encoding") from None
+    limit = spec.get("max_line_bytes", TABLE_DEFAULTS["max_line_bytes"])
+    _check_lines(name, path, data, limit, spec["source"] == "jsonl")
+    block = max(limit + 1, 1 << 20)  # a line and its newline fit one block
     try:
         if spec["source"] == "csv":
-            table = pa.csv.read_csv(data, convert_options=pa.csv.ConvertOptions(
-                column_types={c: pa.string() for c in (column, label) if c}))
+            table = pa.csv.read_csv(
+                io.BytesIO(data),
+                read_options=pa.csv.ReadOptions(block_size=block, use_threads=False),
+                convert_options=pa.csv.ConvertOptions(
+                    column_types={c: pa.string() for c in (column, label) if c}))
         else:
-            table = pa.json.read_json(data)
+            table = pa.json.read_json(
+                io.BytesIO(data),
+                read_options=pa.json.ReadOptions(block_size=block, use_threads=False))
     except (pa.ArrowInvalid, pa.ArrowKeyError, KeyError, UnicodeError) as exc:
+        if "straddl" in str(exc):  # a row over several lines, longer than a block
+            raise TextCorpusError(f"{path}: a row spanning lines is longer than corpora.{name}"
+                                  f".max_line_bytes ({limit}); raise it to read this file"
+                                  ) from None
         why = str(exc).strip("'\"").splitlines()[0] if str(exc) else type(exc).__name__
         raise TextCorpusError(f"{path}: not a readable {spec['source']} table ({why}); "
                               f"see corpora.{name}.path") from None
@@ -198,6 +252,45 @@ def _read_table(name: str, spec: dict, encoding: str
             raise TextCorpusError(f"{path}: row {missing + 1} has no label (column "
                                   f"{label!r}); see corpora.{name}.label")
     return names, [("" if v is None else v).encode("utf-8") for v in values], labels
+
+
+def _check_lines(name: str, path: Path, data: bytes, limit: int, jsonl: bool) -> None:
+    """Refuse a line of ``data`` (a table as UTF-8) longer than ``limit`` bytes and, in a
+    jsonl file, arrays and objects nested deeper than :data:`MAX_JSON_DEPTH`: before pyarrow
+    parses it (its parser recurses per level, and reads a line only within one block)."""
+    arr = np.frombuffer(data, np.uint8)
+    newlines = np.flatnonzero(arr == 0x0A)
+    lengths = np.diff(np.concatenate(([-1], newlines, [arr.size]))) - 1
+    over = np.flatnonzero(lengths > limit)
+    if over.size:
+        raise TextCorpusError(f"{path}: line {over[0] + 1} is {lengths[over[0]]} bytes long, "
+                              f"over corpora.{name}.max_line_bytes ({limit}); raise it to "
+                              "read this file")
+    if jsonl:
+        line = _too_deep(data, MAX_JSON_DEPTH)
+        if line is not None:
+            raise TextCorpusError(f"{path}: line {line} nests JSON arrays or objects more than "
+                                  f"{MAX_JSON_DEPTH} levels deep (the most a jsonl corpus "
+                                  f"may); see corpora.{name}.path")
+
+
+def _too_deep(data: bytes, limit: int) -> int | None:
+    """The first line (1-based) where JSON ``data`` nests brackets more than ``limit`` deep,
+    or None.  Strings are skipped; the depth counts from the shallowest start of any line so
+    far, so an object spanning lines or an unbalanced line cannot hide depth (it may only
+    overcount text that is not JSON, which pyarrow would refuse anyway)."""
+    arr = np.frombuffer(_JSON_STRING.sub(b'""', data), np.uint8)  # newlines kept
+    opens = (arr == 0x5B) | (arr == 0x7B)
+    pos = np.flatnonzero(opens | (arr == 0x5D) | (arr == 0x7D))
+    if pos.size <= limit:
+        return None
+    depth = np.cumsum(np.where(opens[pos], 1, -1), dtype=np.int64)
+    newlines = np.flatnonzero(arr == 0x0A)
+    starts = np.concatenate(([0], newlines + 1))  # each line's first byte
+    at_start = np.concatenate(([0], depth))[np.searchsorted(pos, starts)]
+    line = np.searchsorted(newlines, pos)  # 0-based line of each bracket
+    deep = np.flatnonzero(depth - np.minimum.accumulate(at_start)[line] > limit)
+    return int(line[deep[0]]) + 1 if deep.size else None
 
 
 def _text_column(name: str, path: Path, table, column: str, key: str) -> list:
@@ -436,6 +529,9 @@ def _uci_corpus(name: str, spec: dict) -> Corpus:
     when the spec says ``shuffle: true`` (file order by default)."""
     from .corpus import load
 
+    for key in ("docword", "vocab"):  # a FIFO would block the reader
+        if spec.get(key):
+            regular_file(spec[key], f"corpora.{name}.{key}")
     try:
         corpus = load(name, docword=spec["docword"], vocab=spec.get("vocab"))
     except (CorpusFormatError, OSError) as exc:  # CorpusNotFoundError is an OSError

@@ -132,15 +132,38 @@ def _read_spec(text: str):
     return spec
 
 
+#: The options that name a file or folder (``dest`` names): an empty one is refused, never
+#: read as the working folder or as "not given".
+_PATH_OPTIONS = ("corpus", "data_dir", "out", "split", "model", "tuning", "paths")
+
+
+def _check_paths_given(args) -> None:
+    """Refuse an empty path option (``--corpus ''`` fell through to ``--dataset``)."""
+    for dest in _PATH_OPTIONS:
+        values = getattr(args, dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if value == "":
+                option = "PATH" if dest == "paths" else "--" + dest.replace("_", "-")
+                raise ValueError(f"{option}: an empty path; give the path of a file or folder")
+
+
 def _run(args) -> None:
     from same.io.outputs import check_target, npz_kind
 
+    _check_paths_given(args)
     if args.command == "split":
         from same.data import corpus
         from same.data.split import make_split
 
         spec = None
-        if args.corpus_spec:
+        if args.name is not None:
+            from same.data.registry import check_own_name
+
+            if args.corpus_spec is None:
+                raise ValueError("--name: applies only with --corpus-spec (a dataset or a "
+                                 "synthetic corpus file names itself)")
+            check_own_name(args.name, "--name", "corpus")
+        if args.corpus_spec is not None:
             from same.io.textinput import loads_json
 
             try:
@@ -156,15 +179,16 @@ def _run(args) -> None:
                 Path(folder).expanduser().resolve()):
             raise ValueError(f"--out {args.out}: inside the corpus folder {folder}, whose every "
                              "file is read as a document; give a path outside it")
-        if args.corpus:
+        if args.corpus is not None:
             from same.data.planted import load_synthetic
 
             data = load_synthetic(args.corpus)[0]
-        elif args.corpus_spec:
+        elif args.corpus_spec is not None:
             from same.data.order import order_description
             from same.data.textcorpus import load_corpus
 
-            data = load_corpus(args.name or "corpus", spec, args.data_dir)
+            data = load_corpus("corpus" if args.name is None else args.name, spec,
+                               args.data_dir)
             print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
                               "n_words": data.n_words, "nnz": data.nnz,
                               "n_tokens": data.n_tokens,

@@ -116,11 +116,11 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
                              f"({', '.join(REGISTRY)}) nor a dataset of the config's synthetic: "
                              "or corpora: section")
     for name, spec in corpora.items():
-        if name in REGISTRY or name in synthetic:
-            raise ValueError(f"config corpora.{name}: names a UCI or synthetic corpus too; "
-                             "its outputs would overwrite that corpus's results/<name>/")
+        if name in synthetic:  # a UCI corpus's name: check_corpus_spec refuses it
+            raise ValueError(f"config corpora.{name}: names a synthetic corpus too; its "
+                             "outputs would overwrite that corpus's results/<name>/")
         try:
-            check_corpus_spec(name, spec)
+            check_corpus_spec(name, spec)  # its name, keys and values (encoding included)
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
     for name, spec in synthetic.items():
