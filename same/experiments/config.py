@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from .plan import plan_runs
-from .runs import ORDER_PARAM, SAME_CONFIG_PARAMS, _distinct, _is_int, spec_for
+from .runs import ORDER_PARAM, SAME_CONFIG_PARAMS, _distinct, spec_for
 
 __all__ = ["check_config", "check_config_files", "backend_problem", "config_error_line",
            "RENAMED_KEYS", "rename_keys"]
@@ -83,8 +83,8 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
     """Every check of a workflow config, before any job; returns :func:`plan_runs`' table.
 
     ``schema`` (the path of ``config/config.schema.yaml``): the JSON schema is checked again
-    with integers strict (a JSON schema's ``integer`` accepts 8.0, which would name folders
-    ``K8.0``).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
+    strictly (:mod:`same.io.schema`: a JSON schema's ``integer`` accepts 8.0, which would name
+    folders ``K8.0``; its ``number`` accepts NaN and infinity).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
     wildcard), the datasets (UCI corpora or the ``synthetic:`` section's, whose names
     must not be a UCI corpus's: its outputs would overwrite the real corpus's
     ``results/<name>/``), the ``same:`` and ``sensitivity:`` values against SameLDA's own
@@ -151,24 +151,17 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
 
 
 def _check_schema_strict(config: dict, schema: str | Path) -> None:
-    import jsonschema
-    import yaml
+    from same.io.schema import check_schema
 
-    base = jsonschema.Draft202012Validator
-    strict = base.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_int(v))
-    validator = jsonschema.validators.extend(base, type_checker=strict)
-    error = jsonschema.exceptions.best_match(
-        validator(yaml.safe_load(Path(schema).read_text())).iter_errors(config))
-    if error is not None:
-        raise ValueError(_schema_error_line(error))
+    check_schema(config, schema, "config")
 
 
 def _schema_error_line(error) -> str:
     """``config <key path>: <message>`` of a jsonschema ValidationError, on one line."""
-    key = ""
-    for part in error.absolute_path:
-        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
-    return f"config{' ' + key if key else ''}: {' '.join(error.message.split())}"
+    from same.io.schema import error_key, error_message
+
+    key = error_key(error)
+    return f"config{' ' + key if key else ''}: {error_message(error)}"
 
 
 def config_error_line(exc: BaseException) -> str:
