@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from same.experiments.config import (backend_problem, check_config, check_config_files,
-                                     config_error_line, rename_keys)
+                                     config_error_line, rename_keys, type_overrides)
 from same.data.textcorpus import check_corpus_paths
 
 min_version("8.0")
@@ -26,6 +26,8 @@ configfile: str(Path(workflow.basedir) / "config/config.yaml")
 try:
     # a key given twice in a config file (Snakemake's loader keeps the last one)
     check_config_files(workflow.configfiles)
+    # --config 'same={passes: 5}': Snakemake hands a nested override's values as text
+    type_overrides(config, getattr(getattr(workflow, "config_settings", None), "config", None))
     rename_keys(config)  # keys renamed in 0.1 (scale_study), accepted until 0.2
     # also fills in the schema's defaults: the workflow's own (split, cache_dir, ...); SameLDA's
     # parameters have none there, so an absent same.<key> takes the estimator's default

@@ -91,6 +91,38 @@ def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
     assert "Building DAG" not in out and not (tmp_path / "w/results").exists(), out
 
 
+@pytest.mark.parametrize("override, budget", [
+    ("same={passes: 5}", 5),
+    ("same={passes: 5, m_values: [1, 50]}", 5),
+])
+def test_a_nested_config_override_keeps_its_yaml_types(tmp_path, override, budget):
+    """``snakemake --config 'same={passes: 5}'`` was refused as "'5' is not of type
+    'integer'": Snakemake reads a nested override with YAML's BaseLoader, every value as
+    text; its values are read as a config file's now, and the runs take them."""
+    res = smk("-n", "-p", "--directory", str(tmp_path / "w"), "--snakefile",
+              str(REPO / "Snakefile"), "--config", override)
+    assert res.returncode == 0, res.stdout + res.stderr
+    specs = planned_specs(res.stdout)
+    assert specs["same"]["budget"] == budget
+    if "m_values" in override:
+        assert {label for label in specs if label.startswith("same_m")} >= {"same_m1",
+                                                                            "same_m50"}
+
+
+@pytest.mark.parametrize("override, message", [
+    ("same={passes: five}", "config same.passes: 'five' is not of type 'integer'"),
+    ("same={passes: .nan}", "config same.passes: nan is not a finite number"),
+    ("same={passes: 5.5}", "config same.passes: 5.5 is not of type 'integer'"),
+])
+def test_a_bad_nested_config_override_is_one_line_naming_the_key(tmp_path, override, message):
+    res = smk("-n", "--directory", str(tmp_path / "w"), "--snakefile", str(REPO / "Snakefile"),
+              "--config", override)
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert res.stderr.strip().splitlines()[-1] == message, out
+    assert "Traceback" not in out and "Building DAG" not in out, out
+
+
 def job_count(out: str) -> int:
     for line in out.splitlines():
         if line.strip().startswith("total"):

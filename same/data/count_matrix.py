@@ -10,8 +10,10 @@ zeros).  The caller's matrix is never modified.  :func:`validate_counts` checks,
    them: a non-monotone ``indptr`` or an index ≥ W crashes compiled code (SIGSEGV, or heap
    corruption seen as SIGABRT), it does not raise;
 2. the values, by scikit-learn's ``check_array`` and ``check_non_negative``: 2-D, at least
-   one document and one word, a real numeric dtype (bool counts as 0/1), finite, ≥ 0; and
-   no count above :data:`MAX_COUNT`;
+   one document and one word, a real numeric dtype (bool counts as 0/1; an object array's
+   every entry a real number, each DataFrame column's dtype a number type, checked first:
+   scikit-learn's conversion ends in a TypeError), finite, ≥ 0; and no count above
+   :data:`MAX_COUNT`;
 3. duplicates summed in int64 (float64 for floats) — never in a small dtype, where uint8
    128 + 128 is 0 — and a small dtype widened, so that every matrix leaves the gate as
    int32, int64, float32 or float64.  A canonical CSR matrix of one of those four dtypes
@@ -129,9 +131,9 @@ def _sound(X, name: str):
 def _sound_dense(X, name: str):
     """A dense X (array, np.matrix, masked array, nested lists, DataFrame) whose values can be
     counts: no masked entries (a mask would be dropped silently), a real number type (no
-    dates, durations, text or records), an object array without text (a string "3" would be
-    parsed silently; any other object is left to scikit-learn's TypeError).  Complex, NaN and negative values are left to scikit-learn's
-    messages."""
+    dates, durations, text or records; a DataFrame's every column), an object array of
+    numbers only (:func:`_check_objects`).  Complex, NaN and negative values are left to
+    scikit-learn's messages."""
     if isinstance(X, np.ma.MaskedArray):
         if np.ma.getmaskarray(X).any():
             raise CountsError(f"{name}: a masked array with masked entries; counts have no "
@@ -139,19 +141,72 @@ def _sound_dense(X, name: str):
         X = X.data
     if isinstance(X, np.matrix):
         X = np.asarray(X)
+    dtypes = getattr(X, "dtypes", None)  # a DataFrame: each column's own type, before numpy
+    if not isinstance(X, np.ndarray) and hasattr(dtypes, "items"):  # promotes them together
+        for column, dtype in dtypes.items():
+            if getattr(dtype, "kind", "O") not in "biufcO":
+                raise CountsError(f"{name}: column {column!r} has dtype {dtype}, not a number "
+                                  "type; counts are integers or floats")
     try:
         a = X if isinstance(X, np.ndarray) else np.asarray(X)
     except (ValueError, TypeError):  # ragged: scikit-learn's check names it
         return X
     if a.dtype.kind == "O":
-        bad = next((v for v in a.flat if isinstance(v, (str, bytes))), None)
-        if bad is not None:
-            raise CountsError(f"{name}: holds {bad!r} ({type(bad).__name__}), not a number of "
-                              "tokens")
+        _check_objects(a, name)
     elif a.dtype.kind not in "biufc":
         raise CountsError(f"{name}: has dtype {a.dtype}, not a number type; counts are "
                           "integers or floats")
     return X
+
+
+def _is_number_type(t: type) -> bool:
+    """Whether an object array's entries of type ``t`` are read as numbers of tokens: real
+    numbers (Python's, NumPy's, Fraction, Decimal) and None (a missing value: scikit-learn
+    names it as NaN); not dates or durations (numpy's timedelta64 is an integer type), text,
+    complex numbers, containers or anything else."""
+    import decimal
+    import numbers
+
+    if t is type(None):
+        return True
+    if issubclass(t, (np.datetime64, np.timedelta64, str, bytes)):
+        return False
+    return issubclass(t, (numbers.Real, np.bool_, decimal.Decimal))
+
+
+def _check_objects(a: np.ndarray, name: str) -> None:
+    """An object array's entries are numbers of tokens: each distinct type is judged once
+    (:func:`_is_number_type`), then a whole number too large for float64 (which scikit-learn's
+    conversion would end in an OverflowError) is named.
+
+    Raises
+    ------
+    CountsError
+        ``X: holds datetime.timedelta(days=1) (timedelta), not a number of tokens``, or the
+        count above :data:`MAX_COUNT` (as :func:`_refuse_large` words it).
+    """
+    from same.io.textinput import int_text
+
+    bad = next((t for t in {type(v) for v in a.flat} if not _is_number_type(t)), None)
+    if bad is not None:
+        v = next(v for v in a.flat if type(v) is bad)
+        text = repr(v) if len(repr(v)) <= 60 else f"{repr(v)[:57]}..."
+        raise CountsError(f"{name}: holds {text} ({bad.__name__}), not a number of tokens")
+    try:
+        a.astype(np.float64)
+    except OverflowError:
+        for i, v in enumerate(a.flat):
+            try:
+                float(v)
+            except OverflowError:
+                where = (f" of document {i // a.shape[1]}, word {i % a.shape[1]}"
+                         if a.ndim == 2 else "")
+                if v < 0:
+                    raise CountsError(f"{name}: holds {int_text(v)} ({type(v).__name__}), not "
+                                      "a number of tokens") from None
+                raise CountsError(f"{name}: count {int_text(v)}{where} exceeds 2^53 = "
+                                  f"{MAX_COUNT}, the largest whole number held exactly in "
+                                  "float64") from None
 
 
 @contextmanager
@@ -223,7 +278,9 @@ def validate_counts(X, name: str = "X", require_tokens: bool = True, *, estimato
     CountsError (a ValueError)
         One line naming ``name`` and the first fault: malformed sparse structure (``indptr``
         not 1-D integer, of the wrong length, not from 0 to nnz, decreasing; an index out
-        of range; non-integer indices), not 2-D, no documents or words, complex, NaN or
+        of range; non-integer indices), not 2-D, no documents or words, a dtype that is no
+        number (a DataFrame column's included), an object array entry that is no number
+        (text, dates, durations, complex numbers, containers, ...), complex, NaN or
         infinite, negative (scikit-learn's messages), a count above :data:`MAX_COUNT`, a
         vocabulary size other than the fitted estimator's, or no tokens.
     """

@@ -25,8 +25,11 @@ from .corpus import REGISTRY, Corpus
 from .registry import check_own_name
 from .synthetic import SyntheticLDA
 
-__all__ = ["SPEC_KEYS", "lda_sparse_corpus", "synthetic_corpus", "save_synthetic",
+__all__ = ["SPEC_KEYS", "SPEC_SCHEMA", "lda_sparse_corpus", "synthetic_corpus", "save_synthetic",
            "load_synthetic", "describe"]
+
+#: numpy's largest Poisson rate (``np.random.Generator.poisson`` refuses a larger one).
+_POISSON_MAX = float(np.iinfo(np.int64).max - 10 * np.sqrt(np.iinfo(np.int64).max))
 
 #: Keys of a synthetic dataset's spec and their defaults (None: required).
 SPEC_KEYS = {"like": None, "fraction": None, "n_topics": None, "doc_topic_prior": 0.1,
@@ -59,7 +62,8 @@ def lda_sparse_corpus(n_docs: int, n_words: int, n_tokens: int, n_topics: int,
     Raises
     ------
     ValueError
-        A non-positive size, prior, concentration or shape, naming it.
+        A non-positive size, prior, concentration or shape, naming it; a concentration or
+        prior too large, or a length shape too small, for its draws to stay finite.
     """
     for name, v in (("n_docs", n_docs), ("n_words", n_words), ("n_tokens", n_tokens),
                     ("n_topics", n_topics), ("doc_topic_prior", doc_topic_prior),
@@ -68,14 +72,26 @@ def lda_sparse_corpus(n_docs: int, n_words: int, n_tokens: int, n_topics: int,
         if not v > 0:
             raise ValueError(f"{name} must be > 0, got {v!r}")
     rng = np.random.default_rng(seed)
-    base = 1.0 / np.arange(1, n_words + 1) ** zipf_exponent
+    with np.errstate(over="ignore"):  # a steep Zipf law: the rarest words' weight is 0
+        base = 1.0 / np.arange(1, n_words + 1) ** zipf_exponent
     base *= topic_word_concentration / base.sum()
     phi = rng.standard_gamma(np.broadcast_to(base, (n_topics, n_words)))
     _normalise_rows(phi, rng)
+    if not np.isfinite(phi).all():
+        raise ValueError(f"topic_word_concentration={topic_word_concentration!r} is too large "
+                         "to draw topics from (their Gamma draws overflow float64)")
     theta = rng.standard_gamma(doc_topic_prior, size=(n_docs, n_topics))
     _normalise_rows(theta, rng)
+    if not np.isfinite(theta).all():
+        raise ValueError(f"doc_topic_prior={doc_topic_prior!r} is too large to draw "
+                         "documents' topic shares from (their Gamma draws overflow float64)")
     mean = n_tokens / n_docs
-    lengths = np.maximum(rng.poisson(rng.gamma(length_shape, mean / length_shape, n_docs)), 1)
+    rate = rng.gamma(length_shape, mean / length_shape, n_docs)
+    if not (np.isfinite(rate).all() and rate.max() < _POISSON_MAX):
+        raise ValueError(f"length_shape={length_shape!r} is too small: the Poisson rate of a "
+                         f"document's length, Gamma(length_shape, {mean:g} / length_shape), "
+                         "is beyond what can be drawn; give a larger length_shape")
+    lengths = np.maximum(rng.poisson(rate), 1)
     per_topic = rng.multinomial(lengths, theta)  # (n_docs, K): tokens of each topic
     keys = []
     for k in range(n_topics):
@@ -98,31 +114,33 @@ def lda_sparse_corpus(n_docs: int, n_words: int, n_tokens: int, n_topics: int,
 
 def _normalise_rows(a: np.ndarray, rng) -> None:
     """Gamma draws → Dirichlet rows, in place; a row that underflowed to all zeros (tiny
-    concentrations) puts its mass on one uniformly drawn coordinate, the Dirichlet's limit."""
-    for i in np.flatnonzero(a.sum(axis=1) == 0):
+    concentrations) puts its mass on one uniformly drawn coordinate, the Dirichlet's limit; a
+    row whose sum overflows (huge concentrations) is scaled by its largest draw first."""
+    with np.errstate(over="ignore"):
+        total = a.sum(axis=1)
+    for i in np.flatnonzero(total == 0):
         a[i, rng.integers(a.shape[1])] = 1.0
+    huge = ~np.isfinite(total)
+    if huge.any():
+        with np.errstate(invalid="ignore"):  # a draw that is itself infinite: NaN, refused
+            a[huge] /= a[huge].max(axis=1, keepdims=True)
     a /= a.sum(axis=1, keepdims=True)
 
 
-def _check_spec(name: str, spec: dict) -> dict:
+#: The one declaration of a spec's keys, types and ranges (the workflow config's schema refers
+#: to it for its ``synthetic:`` entries); checked strictly by :mod:`same.io.schema`.
+SPEC_SCHEMA = Path(__file__).with_name("synthetic.schema.json")
+
+
+def _check_spec(name: str, spec) -> dict:
+    """``spec`` with its defaults filled in, after :data:`SPEC_SCHEMA` (every key: its type,
+    its range, numbers finite, integers ints, no boolean for a number) and the dataset's
+    name are checked."""
+    from same.io.schema import check_schema
+
     check_own_name(name, f"synthetic dataset {name!r}", "synthetic dataset")
-    if not isinstance(spec, dict):
-        raise ValueError(f"synthetic dataset {name!r}: spec must be a mapping, got {spec!r}")
-    unknown = sorted(set(spec) - set(SPEC_KEYS))
-    if unknown:
-        raise ValueError(f"synthetic dataset {name!r}: unknown key {unknown[0]!r}; known: "
-                         f"{', '.join(SPEC_KEYS)}")
-    full = {k: spec.get(k, default) for k, default in SPEC_KEYS.items()}
-    missing = [k for k, v in full.items() if v is None]
-    if missing:
-        raise ValueError(f"synthetic dataset {name!r}: missing key {missing[0]!r}")
-    if full["like"] not in REGISTRY:
-        raise ValueError(f"synthetic dataset {name!r}: like={full['like']!r} is not a UCI "
-                         f"corpus; known: {', '.join(REGISTRY)}")
-    f = full["fraction"]
-    if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 < f <= 1):
-        raise ValueError(f"synthetic dataset {name!r}: fraction must be in (0, 1], got {f!r}")
-    return full
+    check_schema(spec, SPEC_SCHEMA, f"synthetic dataset {name!r}", sep=": ")
+    return {k: spec.get(k, default) for k, default in SPEC_KEYS.items()}
 
 
 def synthetic_corpus(name: str, spec: dict) -> SyntheticLDA:
@@ -136,17 +154,22 @@ def synthetic_corpus(name: str, spec: dict) -> SyntheticLDA:
     Raises
     ------
     ValueError
-        An unknown or missing key, or a bad value, naming the dataset and the key.
+        The spec refused by :data:`SPEC_SCHEMA` (an unknown or missing key, a value of the
+        wrong type, out of range or not finite), or values whose draws cannot be made: one
+        line naming the dataset and the key.
     """
     s = _check_spec(name, spec)
     info = REGISTRY[s["like"]]
-    return lda_sparse_corpus(
-        max(2, round(info.n_docs * s["fraction"])), info.n_words,
-        max(1, round(info.n_tokens * s["fraction"])), int(s["n_topics"]),
-        doc_topic_prior=float(s["doc_topic_prior"]),
-        topic_word_concentration=float(s["topic_word_concentration"]),
-        zipf_exponent=float(s["zipf_exponent"]), length_shape=float(s["length_shape"]),
-        seed=int(s["seed"]))
+    try:
+        return lda_sparse_corpus(
+            max(2, round(info.n_docs * s["fraction"])), info.n_words,
+            max(1, round(info.n_tokens * s["fraction"])), int(s["n_topics"]),
+            doc_topic_prior=float(s["doc_topic_prior"]),
+            topic_word_concentration=float(s["topic_word_concentration"]),
+            zipf_exponent=float(s["zipf_exponent"]), length_shape=float(s["length_shape"]),
+            seed=int(s["seed"]))
+    except ValueError as exc:  # values the schema admits whose draws cannot be made
+        raise ValueError(f"synthetic dataset {name!r}: {exc}") from None
 
 
 def describe(name: str, spec: dict) -> str:
@@ -169,13 +192,37 @@ def save_synthetic(path: str | os.PathLike, syn: SyntheticLDA, name: str, spec: 
     ------
     same.io.outputs.OutputError
         ``path`` exists and is not a synthetic corpus written by same-lda.
+    ValueError
+        The true topics are no distributions (NaN or infinite values, negative, a row without
+        mass: what :func:`load_synthetic` refuses); nothing is written.
     """
     X = syn.counts
+    topic_word = syn.topic_word.astype(np.float32)
+    try:
+        _check_topics(topic_word, X.shape[1], f"synthetic dataset {name!r}")
+    except ArtefactError as exc:
+        raise ValueError(f"{exc}; {path} is not written") from None
     save_npz(Path(path), {"data": X.data, "indices": X.indices, "indptr": X.indptr,
                           "shape": np.asarray(X.shape, dtype=np.int64),
-                          "topic_word": syn.topic_word.astype(np.float32),
+                          "topic_word": topic_word,
                           "meta": np.asarray(json.dumps({"name": name, "spec": spec}))},
              option=option)
+
+
+def _check_topics(phi, n_words: int, where: str) -> np.ndarray:
+    """True topics as written and read: (K, W) floats, finite, ≥ 0, every row with mass.
+
+    Raises
+    ------
+    ArtefactError
+        ``<where>: topic_word holds NaN or infinite values`` (negative values, another
+        shape, a row without mass).
+    """
+    phi = check_array(phi, "topic_word", where, ndim=2, kind="f")
+    if phi.shape[1] != n_words or not (phi.sum(axis=1) > 0).all():
+        raise ArtefactError(f"{where}: topic_word of shape {phi.shape} does not fit "
+                            f"{n_words} words with positive rows")
+    return phi
 
 
 def load_synthetic(path: str | os.PathLike) -> tuple[Corpus, np.ndarray]:
@@ -201,10 +248,7 @@ def load_synthetic(path: str | os.PathLike) -> tuple[Corpus, np.ndarray]:
         except ValueError as exc:
             raise ArtefactError(f"{path}: unreadable synthetic corpus metadata ({exc})") from None
         X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
-        phi = check_array(z["topic_word"], "topic_word", str(path), ndim=2, kind="f")
-        if phi.shape[1] != X.shape[1] or not (phi.sum(axis=1) > 0).all():
-            raise ArtefactError(f"{path}: topic_word of shape {phi.shape} does not fit "
-                                f"{X.shape[1]} words with positive rows")
+        phi = _check_topics(z["topic_word"], X.shape[1], str(path))
     phi = phi.astype(np.float64)
     phi /= phi.sum(axis=1, keepdims=True)
     return Corpus(name=meta["name"], counts=X, source=str(path), meta=meta), phi

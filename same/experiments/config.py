@@ -1,8 +1,9 @@
 """The workflow configuration checked as a whole, before any job (called from the Snakefile).
 
 :func:`check_config_files` refuses a config file that gives a key twice (Snakemake keeps the
-last); :func:`check_config` runs every check of the merged config and returns
-:func:`same.experiments.plan.plan_runs`' table; :func:`backend_problem` says whether this machine can run
+last); :func:`type_overrides` reads a nested ``--config`` override's values with their YAML
+types (Snakemake hands them as text); :func:`check_config` runs every check of the merged
+config and returns :func:`same.experiments.plan.plan_runs`' table; :func:`backend_problem` says whether this machine can run
 the config's backend; :func:`config_error_line` is the one line a user sees for what they
 (or Snakemake's schema validation) refuse.
 """
@@ -13,10 +14,10 @@ import warnings
 from pathlib import Path
 
 from .plan import plan_runs
-from .runs import ORDER_PARAM, SAME_CONFIG_PARAMS, _distinct, _is_int, spec_for
+from .runs import ORDER_PARAM, SAME_CONFIG_PARAMS, _distinct, spec_for
 
 __all__ = ["check_config", "check_config_files", "backend_problem", "config_error_line",
-           "RENAMED_KEYS", "rename_keys"]
+           "RENAMED_KEYS", "rename_keys", "type_overrides"]
 
 #: Config keys renamed in 0.1 (old → new), accepted until 0.2 with a FutureWarning: the
 #: "scale study" is the crossover study (issue 41: "scale" named five things).
@@ -31,6 +32,53 @@ def rename_keys(config: dict) -> dict:
             warnings.warn(f"config key {old} was renamed {new} in 0.1 and will be removed in 0.2",
                           FutureWarning, stacklevel=2)
             config[new] = config.pop(old)
+    return config
+
+
+def type_overrides(config: dict, overrides) -> dict:
+    """``config`` (modified in place) with the values of a nested ``--config`` override read
+    as YAML reads them in a config file.
+
+    Snakemake reads a top-level ``--config`` value as an int, a float, a boolean or text, but a
+    nested mapping or list with YAML's ``BaseLoader``, which keeps every value inside as
+    text: ``--config 'same={passes: 5}'`` gave ``passes: '5'``, refused as "'5' is not of
+    type 'integer'".  Each such text is read again with ``yaml.safe_load`` (``5`` an int,
+    ``0.5`` a float, ``true`` a boolean, ``null`` None, ``.nan`` NaN, which the schema
+    refuses); text it reads as anything else (a date, a mapping) stays text.  A value quoted
+    to stay text (``column: "5"``) cannot be told from an unquoted one: give it in a
+    ``--configfile``.
+
+    Parameters
+    ----------
+    overrides : mapping
+        What Snakemake parsed from ``--config`` (``workflow.config_settings.config``); its
+        top-level values that are mappings or lists are retyped where ``config`` holds them.
+    """
+    import yaml
+
+    def retype(value):
+        if isinstance(value, dict):
+            return {k: retype(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [retype(v) for v in value]
+        if isinstance(value, str):
+            try:
+                typed = yaml.safe_load(value)
+            except yaml.YAMLError:
+                return value
+            return typed if typed is None or isinstance(typed, (bool, int, float)) else value
+        return value
+
+    def apply(target: dict, key, value) -> None:  # as Snakemake merged it: mappings by key
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            for k, v in value.items():
+                apply(target[key], k, v)
+        else:
+            target[key] = retype(value)
+
+    for key, value in dict(overrides or {}).items():
+        if isinstance(value, (dict, list)) and key in config:
+            apply(config, key, value)
     return config
 
 
@@ -83,8 +131,8 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
     """Every check of a workflow config, before any job; returns :func:`plan_runs`' table.
 
     ``schema`` (the path of ``config/config.schema.yaml``): the JSON schema is checked again
-    with integers strict (a JSON schema's ``integer`` accepts 8.0, which would name folders
-    ``K8.0``).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
+    strictly (:mod:`same.io.schema`: a JSON schema's ``integer`` accepts 8.0, which would name
+    folders ``K8.0``; its ``number`` accepts NaN and infinity).  Then: ``report_dir`` free of ``{`` and ``}`` (its outputs' paths would hold a
     wildcard), the datasets (UCI corpora or the ``synthetic:`` section's, whose names
     must not be a UCI corpus's: its outputs would overwrite the real corpus's
     ``results/<name>/``), the ``same:`` and ``sensitivity:`` values against SameLDA's own
@@ -151,24 +199,17 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
 
 
 def _check_schema_strict(config: dict, schema: str | Path) -> None:
-    import jsonschema
-    import yaml
+    from same.io.schema import check_schema
 
-    base = jsonschema.Draft202012Validator
-    strict = base.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_int(v))
-    validator = jsonschema.validators.extend(base, type_checker=strict)
-    error = jsonschema.exceptions.best_match(
-        validator(yaml.safe_load(Path(schema).read_text())).iter_errors(config))
-    if error is not None:
-        raise ValueError(_schema_error_line(error))
+    check_schema(config, schema, "config")
 
 
 def _schema_error_line(error) -> str:
     """``config <key path>: <message>`` of a jsonschema ValidationError, on one line."""
-    key = ""
-    for part in error.absolute_path:
-        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
-    return f"config{' ' + key if key else ''}: {' '.join(error.message.split())}"
+    from same.io.schema import error_key, error_message
+
+    key = error_key(error)
+    return f"config{' ' + key if key else ''}: {error_message(error)}"
 
 
 def config_error_line(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ the one evaluator every method is scored with.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from same.data.count_matrix import check_counts
@@ -18,9 +19,15 @@ from .backend import get_xp, to_backend, to_numpy
 __all__ = ["FoldInMixin"]
 
 
-class FoldInMixin:
+class FoldInMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """transform (θ̄ by fold-in), score (BIDMach-style ll) and heldout_score (document
-    completion), in nats/token, higher is better."""
+    completion), in nats/token, higher is better.
+
+    A scikit-learn transformer: ``set_output(transform="pandas")`` is honoured by transform
+    and fit_transform (scikit-learn wraps the ``transform`` a subclass of its
+    ``_SetOutputMixin`` defines itself, so this class, which defines it, is one), with the
+    columns ``get_feature_names_out`` names (``samelda0``, ``samelda1``, ..., as
+    LatentDirichletAllocation's ``latentdirichletallocation0``, ...)."""
 
     def _phi(self):
         check_is_fitted(self)
@@ -31,7 +38,8 @@ class FoldInMixin:
 
         Returns
         -------
-        ndarray of shape (n_docs, n_topics), float64, rows sum to 1, on the host.
+        ndarray of shape (n_docs, n_topics), float64, rows sum to 1, on the host (a
+        DataFrame under ``set_output(transform="pandas")``).
 
         Raises
         ------

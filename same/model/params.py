@@ -19,7 +19,8 @@ from .algorithm import SAMPLERS, StepSettings
 from .backend import BACKENDS
 from .schedules import LEARNING_RATES, M_SCHEDULES, learning_rate_at, n_samples_at
 
-__all__ = ["PARAMETER_CONSTRAINTS", "RENAMED", "renamed_values", "step_settings",
+__all__ = ["PARAMETER_CONSTRAINTS", "PARTIAL_FIT_CONSTRAINTS", "ITER_FIT_CONSTRAINTS",
+           "check_method_params", "RENAMED", "renamed_values", "step_settings",
            "minibatch_ranges", "m_at_step", "PAPER_MINIBATCHES", "paper_batch_size"]
 
 
@@ -67,6 +68,29 @@ PARAMETER_CONSTRAINTS: dict = {
     "n_topics": [_POSITIVE_INT, _DEPRECATED],
     "n_samples": [_POSITIVE, _DEPRECATED],
 }
+
+
+#: partial_fit's own parameters (those of the stream, beside X), checked by the same machinery
+#: (scikit-learn's ``validate_parameter_constraints``): a negative, zero, NaN, infinite, text
+#: or boolean ``corpus_tokens`` trained φ with negative or NaN entries without a word.
+PARTIAL_FIT_CONSTRAINTS: dict = {
+    "corpus_tokens": [_POSITIVE, None],
+}
+#: iter_fit's own parameter.
+ITER_FIT_CONSTRAINTS: dict = {
+    "every": [StrOptions({"pass", "step"})],
+}
+
+
+def check_method_params(est, method: str, constraints: dict, **params) -> None:
+    """A method's own parameters against ``constraints``, as scikit-learn checks the
+    estimator's: one line naming the parameter and the method, e.g. ``The 'corpus_tokens'
+    parameter of SameLDA.partial_fit must be a float in the range (0.0, inf) or None. Got -5
+    instead.`` (``InvalidParameterError``, a ValueError and a TypeError)."""
+    from sklearn.utils._param_validation import validate_parameter_constraints
+
+    validate_parameter_constraints(constraints, params,
+                                   caller_name=f"{type(est).__name__}.{method}")
 
 
 def renamed_values(est) -> dict:

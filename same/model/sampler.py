@@ -14,12 +14,7 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-    _fit_context,
-)
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from same.data.count_matrix import check_count_bound, check_counts, doc_totals, validate_counts
@@ -28,7 +23,10 @@ from .algorithm import SAMPLERS
 from .backend import DeviceBatches, get_xp, to_backend
 from .inference import FoldInMixin
 from .params import (
+    ITER_FIT_CONSTRAINTS,
     PARAMETER_CONSTRAINTS,
+    PARTIAL_FIT_CONSTRAINTS,
+    check_method_params,
     m_at_step,
     minibatch_ranges,
     param,
@@ -37,7 +35,7 @@ from .training import TrainingMixin
 
 __all__ = ["SameLDA", "SAMPLERS", "validate_counts"]
 
-class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SameLDA(TrainingMixin, FoldInMixin, BaseEstimator):
     """SAME (State Augmentation for Marginal Estimation) Gibbs sampler for LDA.
 
     Parameters
@@ -214,8 +212,7 @@ class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, Trans
         RuntimeError
             backend="cupy" without CuPy or a GPU.
         """
-        if every not in ("pass", "step"):
-            raise ValueError(f"every must be 'pass' or 'step', got {every!r}")
+        check_method_params(self, "iter_fit", ITER_FIT_CONSTRAINTS, every=every)
         X = check_counts(self, X, reset=True)
         self._begin(X, bool(self.keep_doc_topic))
         corpus_tokens = float(X.data.sum())
@@ -282,8 +279,12 @@ class SameLDA(TrainingMixin, FoldInMixin, ClassNamePrefixFeaturesOutMixin, Trans
             X fails the input gate (:func:`same.data.count_matrix.validate_counts`, one line naming X),
             has another vocabulary size than the first call's, or counts too large for m
             (:func:`same.data.count_matrix.check_count_bound`, as in fit); a non-constant
-            ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share.
+            ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share;
+            ``corpus_tokens`` not a positive finite number or None (scikit-learn's
+            ``InvalidParameterError``, naming it), before anything is trained.
         """
+        check_method_params(self, "partial_fit", PARTIAL_FIT_CONSTRAINTS,
+                            corpus_tokens=corpus_tokens)
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
         check_count_bound(X, [(0, X.shape[0])], float(param(self, "n_copies")), self.m_schedule)

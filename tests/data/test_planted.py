@@ -1,12 +1,19 @@
 """Synthetic LDA corpora of a UCI corpus's shape (scale profile) and topic recovery."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from same.data.corpus import REGISTRY
 from same.data.planted import (
     describe,
     lda_sparse_corpus,
@@ -70,18 +77,162 @@ def test_synthetic_corpus_takes_the_shape_of_a_uci_corpus():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"like": "kos", "fraction": 0.1}, "synthetic dataset 'x': missing key 'n_topics'"),
+    ({"like": "kos", "fraction": 0.1}, "synthetic dataset 'x': 'n_topics' is a required property"),
     ({"like": "kos", "fraction": 0.1, "n_topics": 4, "topics": 3},
-     "synthetic dataset 'x': unknown key 'topics'"),
+     "synthetic dataset 'x': Additional properties are not allowed ('topics' was unexpected)"),
     ({"like": "reuters", "fraction": 0.1, "n_topics": 4},
-     "synthetic dataset 'x': like='reuters' is not a UCI corpus"),
+     "synthetic dataset 'x': like: 'reuters' is not one of ['kos', 'nips', 'enron', 'nytimes', "
+     "'pubmed']"),
     ({"like": "kos", "fraction": 1.5, "n_topics": 4},
-     r"synthetic dataset 'x': fraction must be in \(0, 1\], got 1.5"),
-    ({"like": "kos", "fraction": 0.1, "n_topics": 0}, "n_topics must be > 0, got 0"),
+     "synthetic dataset 'x': fraction: 1.5 is greater than the maximum of 1"),
+    ({"like": "kos", "fraction": 0.1, "n_topics": 0},
+     "synthetic dataset 'x': n_topics: 0 is less than the minimum of 1"),
 ])
 def test_bad_specs_name_the_key(spec, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError) as e:
         synthetic_corpus("x", spec)
+    assert str(e.value) == message
+
+
+# ------------------------------------------------ issue 51 item 1: the spec's one declarative check
+
+def synthesize(spec, folder: Path) -> tuple[int, str]:
+    """``same-lda synthesize --name toy --spec <spec as JSON> --out folder/c.npz`` in this
+    process: (exit status, stderr)."""
+    from same.experiments.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["synthesize", "--name", "toy", "--spec", json.dumps(spec),
+                   "--out", str(folder / "c.npz")])
+    return rc, err.getvalue()
+
+
+GOOD = {"like": "kos", "fraction": 0.01, "n_topics": 3}
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("like", ["kos"], "like: ['kos'] is not of type 'string'"),
+    ("like", {}, "like: {} is not of type 'string'"),
+    ("zipf_exponent", {}, "zipf_exponent: {} is not of type 'number'"),
+    ("zipf_exponent", "1.1", "zipf_exponent: '1.1' is not of type 'number'"),
+    ("zipf_exponent", -200, "zipf_exponent: -200 is less than the minimum of 0"),
+    ("zipf_exponent", float("nan"), "zipf_exponent: nan is not a finite number"),
+    ("topic_word_concentration", float("inf"),
+     "topic_word_concentration: inf is not a finite number"),
+    ("n_topics", 3.0, "n_topics: 3.0 is not of type 'integer'"),
+    ("fraction", True, "fraction: True is not of type 'number'"),
+    ("seed", 2**64, "seed: 18446744073709551616 is greater than the maximum of "
+                    "9223372036854775807"),
+])
+def test_synthesize_refuses_a_bad_spec_value_in_one_line(tmp_path, key, value, message):
+    """A list or an object for ``like`` or ``zipf_exponent`` was a TypeError traceback; a
+    number given as a string was read as the number; ``zipf_exponent: -200`` (or NaN) sealed a
+    corpus whose true topics were all NaN.  Each is one line naming the key, exit status 2,
+    nothing written; the library raises the same text."""
+    rc, err = synthesize({**GOOD, key: value}, tmp_path)
+    assert (rc, err) == (2, f"same-lda: error: synthetic dataset 'toy': {message}\n")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError) as e:
+        synthetic_corpus("toy", {**GOOD, key: value})
+    assert str(e.value) == f"synthetic dataset 'toy': {message}"
+
+
+_WRONG_TYPE = st.one_of(st.none(), st.booleans(), st.text(max_size=4),
+                        st.lists(st.integers(), max_size=2),
+                        st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+_NON_FINITE = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+_NOT_POSITIVE = st.one_of(st.integers(max_value=0), st.floats(max_value=0))
+_NOT_AN_INT = st.floats(allow_nan=False, allow_infinity=False)
+_OUT_OF_INT64 = st.integers(min_value=2**63)
+#: Each key's values that are no value of it: of a wrong type, not finite, out of range.
+BAD_VALUES = {
+    "like": st.one_of(_WRONG_TYPE, st.text(max_size=8).filter(lambda t: t not in REGISTRY),
+                      _NON_FINITE, st.integers()),
+    "fraction": st.one_of(_WRONG_TYPE, _NON_FINITE, _NOT_POSITIVE, st.integers(min_value=2),
+                          st.floats(min_value=1, exclude_min=True, allow_infinity=False)),
+    "n_topics": st.one_of(_WRONG_TYPE, _NON_FINITE, st.integers(max_value=0), _NOT_AN_INT,
+                          _OUT_OF_INT64),
+    "doc_topic_prior": st.one_of(_WRONG_TYPE, _NON_FINITE, _NOT_POSITIVE),
+    "topic_word_concentration": st.one_of(_WRONG_TYPE, _NON_FINITE, _NOT_POSITIVE),
+    "zipf_exponent": st.one_of(_WRONG_TYPE, _NON_FINITE, st.integers(max_value=-1),
+                               st.floats(max_value=0, exclude_max=True)),
+    "length_shape": st.one_of(_WRONG_TYPE, _NON_FINITE, _NOT_POSITIVE),
+    "seed": st.one_of(_WRONG_TYPE, _NON_FINITE, st.integers(max_value=-1), _NOT_AN_INT,
+                      _OUT_OF_INT64),
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_synthesize_refuses_every_bad_spec_value_in_one_line_writing_nothing(data):
+    """Any key of the spec given a value of a wrong type, not finite or out of range: exit
+    status 2, one line naming the dataset and the key, nothing written."""
+    key = data.draw(st.sampled_from(sorted(BAD_VALUES)), label="key")
+    value = data.draw(BAD_VALUES[key], label="value")
+    with tempfile.TemporaryDirectory() as d:
+        rc, err = synthesize({**GOOD, key: value}, Path(d))
+        assert rc == 2, err
+        assert err.count("\n") == 1 and err.startswith(
+            f"same-lda: error: synthetic dataset 'toy': {key}: "), err
+        assert list(Path(d).iterdir()) == []
+
+
+def test_the_spec_schema_declares_the_spec_keys_and_the_uci_corpora():
+    """The one declaration: its keys are SPEC_KEYS' (required: those without a default), its
+    corpora the registry's, and the workflow config's schema refers to it for ``synthetic:``."""
+    import yaml
+
+    from same.data.planted import SPEC_KEYS, SPEC_SCHEMA
+
+    schema = json.loads(SPEC_SCHEMA.read_text())
+    assert list(schema["properties"]) == list(SPEC_KEYS)
+    assert schema["required"] == [k for k, v in SPEC_KEYS.items() if v is None]
+    assert schema["properties"]["like"]["enum"] == list(REGISTRY)
+    config = yaml.safe_load((Path(__file__).parents[2] / "config/config.schema.yaml").read_text())
+    ref = config["properties"]["synthetic"]["additionalProperties"]["$ref"]
+    assert (Path(__file__).parents[2] / "config" / ref).resolve() == SPEC_SCHEMA.resolve()
+
+
+@pytest.mark.parametrize("key, value", [("doc_topic_prior", 1e308), ("zipf_exponent", 1e308)])
+def test_extreme_values_the_schema_admits_draw_true_topics(key, value):
+    """A prior whose Gamma draws sum beyond float64 gave all-zero topic shares (an overflow
+    warning on stderr, then sealed); a steep Zipf law warned of an overflow.  Each draws
+    distributions now, without a warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        syn = synthetic_corpus("toy", {**GOOD, key: value})
+    assert np.isfinite(syn.topic_word).all() and np.isfinite(syn.doc_topic).all()
+    np.testing.assert_allclose(syn.topic_word.sum(axis=1), 1)
+    np.testing.assert_allclose(syn.doc_topic.sum(axis=1), 1)
+
+
+def test_a_length_shape_too_small_to_draw_is_one_line_naming_it(tmp_path):
+    """``length_shape: 1e-310`` ended in numpy's ``lam value too large``, naming nothing."""
+    rc, err = synthesize({**GOOD, "length_shape": 1e-310}, tmp_path)
+    assert (rc, err) == (2, "same-lda: error: synthetic dataset 'toy': length_shape=1e-310 is too "
+                            "small: the Poisson rate of a document's length, Gamma(length_shape, "
+                            "137.559 / length_shape), is beyond what can be drawn; give a larger "
+                            "length_shape\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fault, message", [
+    (np.nan, "topic_word holds NaN or infinite values"),
+    (-1.0, "topic_word holds negative values (min -1.0)"),
+    (0.0, "topic_word of shape (3, 100) does not fit 100 words with positive rows"),
+])
+def test_the_generator_refuses_to_seal_topics_that_are_no_distribution(tmp_path, fault, message):
+    """``zipf_exponent: -200`` sealed a corpus whose 13,812 true topic weights were NaN, which
+    ``same-lda check`` then refused; the writer refuses them itself now, writing nothing."""
+    syn = lda_sparse_corpus(30, 100, 900, 3, seed=2)
+    syn.topic_word[1] = fault
+    with pytest.raises(ValueError) as e:
+        save_synthetic(tmp_path / "c.npz", syn, "toy", GOOD)
+    assert str(e.value) == f"synthetic dataset 'toy': {message}; {tmp_path / 'c.npz'} is not written"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_load_round_trip(tmp_path):

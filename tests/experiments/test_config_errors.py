@@ -48,6 +48,22 @@ def test_synthetic_dataset_named_like_a_uci_corpus_is_refused():
                             "another name")
 
 
+@pytest.mark.parametrize("value, message", [
+    (float("nan"), "nan is not a finite number"),
+    ("1.1", "'1.1' is not of type 'number'"),
+    (-200, "-200 is less than the minimum of 0"),
+])
+def test_config_synthetic_spec_is_checked_by_the_specs_one_schema(value, message):
+    """The config's synthetic: entries and ``same-lda synthesize --spec`` share one declaration
+    (same/data/synthetic.schema.json): ``zipf_exponent: .nan`` passed the config's schema
+    (NaN compares false with its minimum) and sealed a corpus of NaN topics."""
+    cfg = config(datasets=["toy"], synthetic={"toy": {"like": "kos", "fraction": 0.5,
+                                                      "n_topics": 8, "zipf_exponent": value}})
+    with pytest.raises(ValueError) as e:
+        check_config(cfg, SCHEMA)
+    assert str(e.value) == f"config synthetic.toy.zipf_exponent: {message}"
+
+
 @pytest.mark.parametrize("sections, message", [
     ({"seeds": [0, 0]}, "config seeds: 0 is given twice ([0, 0]); give each value once"),
     ({"seeds": [0, 1, 2, 1]},
