@@ -26,8 +26,11 @@ FIGURE_CLAIMS = {
     "table2": ("C6",),
 }
 
-#: What a line and its shaded band are, in a figure that reads several seeds.
-BAND = "lines: mean over seeds, shaded band: min–max over seeds"
+#: What a line and its bands are, in a figure that reads several seeds.
+BAND = ("lines: mean over seeds, dark band: its 95% Student-t interval (the interval the "
+        "verdicts use), light band: min–max over seeds; under each panel, a zoom on the last "
+        "checkpoints, its y-range set by the final means and their intervals (a series far "
+        "below the best is named there instead)")
 _PER_ESTIMATOR = ("a column per held-out estimator (document completion, left-to-right, the "
                   "paper's metric), each claim being judged under each")
 _CONFIGURATIONS = ("rows: as published (the paper's / each library's defaults) and tuned (step "
@@ -47,28 +50,37 @@ def bears_on(name: str) -> str:
 
 #: What each figure's or table's caption says after the workflow's setting.
 CAPTION_NOTES = {
-    "fig1_passes": f"; held-out ll of the main comparison after each pass (CGS: iteration); "
-                   f"{BAND}; dotted: CGS's ll after its last iteration; {_PER_ESTIMATOR}; "
-                   f"{_CONFIGURATIONS}.",
+    "fig1_passes": f"; held-out ll of the main comparison after each pass of SAME and VB "
+                   f"(bottom axis) and each Gibbs iteration of CGS (its own top axis, log "
+                   f"scale: an iteration is not a pass); {BAND}; dotted: CGS's ll after 1000 "
+                   f"iterations, the paper's convergence target (C4, C5; after its last "
+                   f"iteration when it ran fewer); {_PER_ESTIMATOR}; {_CONFIGURATIONS}. The "
+                   f"figure's own caption ends with the final gaps of SAME to CGS and to each "
+                   f"batch VB, from the traces.",
     "fig1_seconds": "; rows: as published and tuned (as fig1_passes); lines: each method's "
                     "held-out ll at each checkpoint, mean over seeds, drawn at the seeds' mean "
                     "training seconds there measured with the machine alone (evaluation "
                     "excluded; log scale): the passes of the quality runs, which shared the "
                     "machine, priced by the timing rule's cost of those passes alone "
-                    "(timing.json; median over its rounds); band: min–max over seeds; last "
-                    "column: training seconds per pass alone (CGS: per Gibbs iteration), each "
-                    "round's cost after the first pass, median over rounds (whiskers: min–max "
-                    "over rounds), labelled with the implementation timed. A method whose "
+                    "(timing.json; median over its rounds); dark band: 95% t interval over "
+                    "seeds, light band: min–max over seeds; dotted: CGS's ll after 1000 "
+                    "iterations, the target the speed verdicts' seconds run to; last column: "
+                    "training seconds per pass alone (CGS: per Gibbs iteration) on a linear "
+                    "axis, each round's cost after the first pass, median over rounds "
+                    "(whiskers: min–max over rounds), each bar named by method and the "
+                    "implementation timed. A method whose "
                     "seconds were measured beside other work is refused, not drawn.",
     "fig1c_samples": "; held-out ll against samples drawn per word (SAME: m × passes; CGS: "
                      "iterations; log scale) for SAME at the main m, SAME at m = 1 and CGS, "
                      f"one seed, so no band; {_PER_ESTIMATOR}.",
     "fig2a_m": f"; SAME's held-out ll after each pass for each number of samples m; {BAND}; "
-               f"{_PER_ESTIMATOR}; {_CONFIGURATIONS}. Seconds per pass of the same runs: "
-               "table2.",
+               f"{_PER_ESTIMATOR}; {_CONFIGURATIONS}. The figure's own caption ends with each "
+               "m's final gap to m = 100. Seconds per pass of the same runs: table2.",
     "fig2b_anneal": f"; SAME's held-out ll after each pass under each annealing schedule of m "
-                    f"(the same mean m; constant is the main run); {BAND}; {_PER_ESTIMATOR}; "
-                    f"{_CONFIGURATIONS}.",
+                    f"(the same mean m; constant is the main run); {BAND}; a ring marks a "
+                    f"schedule that falls on its last pass; {_PER_ESTIMATOR}; "
+                    f"{_CONFIGURATIONS}. The figure's own caption ends with each schedule's "
+                    f"final gap to constant m.",
     "prior_scale": "; SAME's held-out ll after each pass with the counts scaled against the "
                    "priors α, β as BIDMach does and as the paper writes (the legend gives θ "
                    "and φ̂ of each), one seed, so no band. No verdict reads it: claims.md lists "
@@ -81,9 +93,12 @@ CAPTION_NOTES = {
     "crossover_study": "; each method's final held-out ll minus the better VB method's at each "
                    "(K, training fraction) point of the study, one seed; a line joins one "
                    "method's points at one K (more training documents), the marker gives the "
-                   "training fraction; vertical lines: where SAME overtakes VB batch or comes "
-                   "within ε of CGS for good, the main comparison's scale and the paper's "
-                   "NYTimes scale; a panel per held-out estimator.",
+                   "training fraction; a star: the main comparison's own runs (seed 0, their "
+                   "budgets) at its K; vertical lines, named on the panel: where SAME "
+                   "overtakes VB batch or both VB methods or comes within ε of CGS for good, "
+                   "the main comparison's scale and the paper's NYTimes scale; a finding with "
+                   "no crossing in the range studied is said under its panel; a panel per "
+                   "held-out estimator.",
     "table1": "; per method: seconds per pass measured alone (median over the timing "
               "rounds), the paper's time to converge (seconds and passes to CGS@1000's held-out "
               "ll, or not within its budget) and, beside it, each run's own plateau, and final "

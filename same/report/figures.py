@@ -6,6 +6,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from same.io.outputs import check_target, figure_kind, write_file
 
 from .captions import figure_caption
@@ -14,10 +16,37 @@ from .traces import configuration_frame, configurations, first_seed, test_traces
 from .verdicts import METRICS
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_sweep", "fig_variants",
-           "fig_schedules", "fig_sensitivity", "figure_caption", "COLORS", "VARIANT_STYLES"]
+           "fig_schedules", "fig_sensitivity", "figure_caption", "COLORS", "STYLES",
+           "VARIANT_STYLES", "ZOOM_LABEL", "ZOOM_NATS", "ZOOM_FACE", "final_gap_text"]
 
-COLORS = {"same": "C0", "vb_online": "C1", "vb_batch": "C2", "sklearn_online": "C4",
-          "sklearn_batch": "C5", "cgs": "C3"}
+#: Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008), without its yellow
+#: (too pale on white) and with a neutral grey in its place.
+OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7",
+             "#999999")
+
+#: Each method's colour (Okabe–Ito), line style and marker: no two share any of the three, so
+#: the lines stay apart in grey scale and for a reader who cannot tell the colours apart.
+STYLES = {"same": ("#0072B2", "-", "o"),
+          "vb_online": ("#E69F00", "--", "s"),
+          "vb_batch": ("#009E73", "-.", "^"),
+          "sklearn_online": ("#CC79A7", ":", "D"),
+          "sklearn_batch": ("#56B4E9", (0, (5, 1.5, 1, 1.5, 1, 1.5)), "v"),
+          "cgs": ("#D55E00", (0, (7, 2)), "X")}
+COLORS = {label: style[0] for label, style in STYLES.items()}
+
+#: Colour, marker and line style of each SAME variant of a sweep (m values, schedules), in
+#: order: Okabe–Ito colours, every neighbour differing in colour, marker and line style.
+VARIANT_STYLES = tuple((OKABE_ITO[i], ("-", "--", "-.", ":")[i % 4], marker)
+                       for i, marker in enumerate("osD^vPX*"))
+
+#: The zoom inset of each panel: its Matplotlib label (how tests find it), its face colour
+#: (how the report's screenshot test finds it), and the widest y-range of finals it gathers:
+#: a series whose final mean is more than ZOOM_NATS below the best is left out of the zoom,
+#: and the inset names it.
+ZOOM_LABEL = "zoom"
+ZOOM_FACE = "#fbf6e9"
+ZOOM_NATS = 0.1
+
 
 def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
     """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.io.outputs`'s rules:
@@ -33,19 +62,149 @@ def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
             f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta), kind)
 
 
-def _band(ax, df, x, label, color, style="-", y="ll", at=None, marker="o"):
-    """Mean over seeds with a min–max band of column ``y``, at each value of ``x``; ``at``: a
-    column plotted as the x coordinate instead, its mean over seeds at each ``x`` (e.g. x =
-    pass, at = train_seconds: each checkpoint at the seeds' mean seconds)."""
-    g = df.groupby(x)
-    mean, lo, hi = g[y].mean(), g[y].min(), g[y].max()
-    xs = g[at].mean().to_numpy() if at else mean.index
+def _summary(df, x, y, at=None):
+    """Per value of ``x``: the x coordinate (``at``'s mean over seeds, or x itself), the mean
+    of ``y`` over seeds, its 95 % Student-t interval (the verdicts' :func:`~.stats.t_interval`;
+    NaN for one seed) and its min and max. Arrays sorted by x."""
+    from .stats import t_interval
+
+    rows = []
+    for value, g in df.groupby(x):
+        m, lo, hi = t_interval(g[y].to_numpy())
+        rows.append((float(g[at].mean()) if at else value, m, lo, hi, float(g[y].min()),
+                     float(g[y].max())))
+    xs, mean, lo, hi, mn, mx = (np.array(c, dtype=float) for c in zip(*rows))
+    return xs, mean, lo, hi, mn, mx
+
+
+def _band(ax, df, x, label, style, y="ll", at=None):
+    """Mean over seeds of column ``y`` at each value of ``x``, with its 95 % t interval (the
+    interval the verdicts use) as the band and the min–max over seeds as a lighter one;
+    ``style``: (colour, line style, marker); ``at``: a column plotted as the x coordinate
+    instead, its mean over seeds at each ``x`` (e.g. x = pass, at = train_seconds).
+    Returns what was drawn, for :func:`_zoom`: (label, style, xs, mean, low, high)."""
+    color, ls, marker = style
+    xs, mean, lo, hi, mn, mx = _summary(df, x, y, at)
     n = df["seed"].nunique()
-    ax.plot(xs, mean.values, style, color=color,
-            label=label + (f" (mean of {n} seeds)" if n > 1 else ""), marker=marker,
-            ms=2.5 if marker == "o" else 3.5)
+    ax.plot(xs, mean, color=color, ls=ls, lw=1.5, marker=marker, ms=3.5, markevery=_every(xs),
+            label=label + (f" (mean of {n} seeds)" if n > 1 else ""))
     if n > 1:
-        ax.fill_between(xs, lo.values, hi.values, color=color, alpha=0.2, lw=0)
+        ax.fill_between(xs, lo, hi, color=color, alpha=0.28, lw=0)
+        ax.fill_between(xs, mn, mx, color=color, alpha=0.08, lw=0)
+    return label, style, xs, mean, lo, hi
+
+
+def _every(xs) -> int:
+    """A marker every few points, so markers tell the lines apart without hiding them."""
+    return max(1, len(xs) // 10)
+
+
+def _zoom_range(finals) -> tuple[float, float, list]:
+    """The zoom's y-range from the series' final (mean, low, high): every final mean and t
+    interval of the series within :data:`ZOOM_NATS` of the best final mean, padded by a tenth
+    of their span (at least 0.002 nats/token); returns (low, high, indices left out)."""
+    best = max(f[0] for f in finals)
+    kept = [i for i, f in enumerate(finals) if f[0] >= best - ZOOM_NATS]
+    vals = [v for i in kept for v in finals[i] if np.isfinite(v)]
+    lo, hi = min(vals), max(vals)
+    pad = max(0.1 * (hi - lo), 0.002)
+    return lo - pad, hi + pad, [i for i in range(len(finals)) if i not in kept]
+
+
+def _zoom(ax, z, drawn, hline=None, last: int | None = None):
+    """Panel ``z`` (under ``ax``) zooms on ``ax``'s last checkpoints: each series of ``drawn``
+    (:func:`_band`'s returns) with its t-interval band, the y-range set by the final means and
+    intervals (:func:`_zoom_range`): the resolution the verdicts read; the zoomed region is
+    outlined on ``ax``. ``hline``: a reference (name, colour, y) drawn there too, or named when
+    outside the range."""
+    from matplotlib.ticker import MaxNLocator
+
+    drawn = [d for d in drawn if len(d[2])]
+    if not drawn:
+        z.set_visible(False)
+        return None
+    n = max(len(d[2]) for d in drawn)
+    last = last or max(3, -(-n // 4))
+    finals = [(d[3][-1], d[4][-1], d[5][-1]) for d in drawn]
+    y0, y1, out = _zoom_range(finals)
+    z.set_label(ZOOM_LABEL)
+    z.set_facecolor(ZOOM_FACE)
+    x0 = min(d[2][-last] if len(d[2]) >= last else d[2][0] for d in drawn)
+    x1 = max(d[2][-1] for d in drawn)
+    for i, (_, (color, ls, marker), xs, mean, lo, hi) in enumerate(drawn):
+        if i in out:
+            continue
+        keep = xs >= x0
+        z.plot(xs[keep], mean[keep], color=color, ls=ls, lw=1.3, marker=marker, ms=3)
+        z.fill_between(xs[keep], lo[keep], hi[keep], color=color, alpha=0.28, lw=0)
+    notes = []
+    if hline is not None:
+        name, color, y = hline
+        if y0 <= y <= y1:
+            z.axhline(y, color=color, ls=":", lw=1)
+        else:
+            notes.append(f"{name}: {y:.3f} ({'above' if y > y1 else 'below'})")
+    if out:
+        notes.append("below the zoom: " + ", ".join(
+            f"{drawn[i][0]} ({finals[i][0] - max(f[0] for f in finals):+.3f})" for i in out))
+    z.set_ylim(y0, y1)
+    pad = 0.04 * (x1 - x0 or 1)
+    z.set_xlim(x0 - pad, x1 + pad)
+    z.set_title("zoom on the last checkpoints (outlined above; band: 95 % t interval)"
+                + "".join(f"\n{note}" for note in notes), fontsize=7, pad=3)
+    z.tick_params(labelsize=7)
+    z.grid(alpha=0.3)
+    z.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.indicate_inset((x0 - pad, y0, x1 - x0 + 2 * pad, y1 - y0), edgecolor="0.35", alpha=0.9,
+                      lw=0.8)
+    return z
+
+
+#: A series whose last checkpoint falls this far (nats/token) below the one before, and below
+#: that checkpoint's interval, is marked where it falls (e.g. inverse-linear annealing, whose
+#: m is smallest on the last pass).
+FALL_NATS = 0.01
+
+
+def _mark_fall(ax, name, color, xs, mean, lo, hi) -> bool:
+    """Ring and name the last checkpoint of a series that falls there (:data:`FALL_NATS`)."""
+    if len(xs) < 2:
+        return False
+    drop = mean[-2] - mean[-1]
+    below = not np.isfinite(lo[-2]) or hi[-1] < lo[-2]
+    if drop < FALL_NATS or not below:
+        return False
+    ax.plot(xs[-1], mean[-1], "o", ms=11, mfc="none", mec=color, mew=1.4)
+    ax.annotate(f"{name} falls {drop:.3f} on its last pass", (xs[-1], mean[-1]),
+                xytext=(-8, -4), textcoords="offset points", ha="right", va="top", fontsize=7,
+                color=color)
+    return True
+
+
+def _figure_legend(fig, axes, bottom_inches: float, height: float, extra=()):
+    """One legend for the whole figure, below its panels: each name once, from every panel
+    (insets excluded), then ``extra`` (handle, name) pairs."""
+    seen = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(name, handle)
+    for handle, name in extra:
+        seen.setdefault(name, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=8,
+                   ncol=min(3, len(seen)), frameon=False, bbox_to_anchor=(0.5, 0.0))
+    return bottom_inches / height
+
+
+def _band_handles(n_seeds: int):
+    """Legend entries saying what the two bands are."""
+    from matplotlib.patches import Patch
+
+    if n_seeds < 2:
+        return []
+    return [(Patch(color="0.35", alpha=0.45, lw=0),
+             f"dark band: 95 % t interval over {n_seeds} seeds"),
+            (Patch(color="0.35", alpha=0.12, lw=0), "light band: min–max over seeds")]
 
 
 def _dataset_title(df, caption: str) -> str:
@@ -55,132 +214,240 @@ def _dataset_title(df, caption: str) -> str:
     return f"{name} (SYNTHETIC data)" if f"{name} (SYNTHETIC" in caption else name
 
 
-def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
-          log_x: bool = False, hline=None, metrics=("ll",), rows=None) -> None:
-    """One figure: ll (mean over seeds with a min–max band) of each series against ``x``, a
-    panel per held-out metric of ``metrics`` (trace columns, :data:`~.verdicts.METRICS`),
-    side by side with the same x axis; ``rows`` stacks such rows of panels.
+def _ticks_with_ends(ax, xs) -> None:
+    """Integer ticks that always include the first and the last checkpoint."""
+    from matplotlib.ticker import MaxNLocator
 
-    series : iterable of (DataFrame rows of one run label, legend name, color[, marker])
-    hline : optional (legend name, color, {metric: ll}) reference line
+    xs = sorted(set(float(v) for v in xs))
+    if not xs:
+        return
+    lo, hi = xs[0], xs[-1]
+    auto = [t for t in MaxNLocator(integer=True, nbins=7).tick_values(lo, hi) if lo < t < hi]
+    ticks = sorted({lo, hi, *(t for t in auto if min(abs(t - lo), abs(t - hi)) >= (hi - lo) / 12)})
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+
+
+def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
+          log_x: bool = False, hline=None, metrics=("ll",), rows=None, twin=None,
+          numbers: str = "") -> None:
+    """One figure: ll of each series against ``x`` (mean over seeds, its 95 % t interval and
+    min–max as bands), a panel per held-out metric of ``metrics`` (trace columns,
+    :data:`~.verdicts.METRICS`) side by side, ``rows`` stacking such rows of panels; in each
+    panel an inset zooms on the last checkpoints (:func:`_zoom`); one legend for the figure.
+
+    series : iterable of (DataFrame rows of one run label, legend name, (colour, line style,
+        marker))
+    hline : optional (legend name, colour, {metric: ll}) reference line
     rows : optional list of (row name, series, hline), one row of panels each (e.g. the
         configurations as published and tuned), all panels of a column sharing the y axis
+    twin : optional (rows of one run label, legend name, style, x column, x label): a series
+        on an x axis of its own (top, log scale), e.g. CGS's iterations beside passes
+    numbers : a sentence of numbers from the results, drawn after the caption
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
 
     rows = rows or [("", series, hline)]
     metrics = [m for m in metrics if m in df.columns]
-    fig, axes = plt.subplots(len(rows), len(metrics), figsize=(6.4 * len(metrics),
-                                                               4.4 * len(rows)),
-                             squeeze=False, sharey="col" if len(rows) > 1 else False)
-    fig.text(0.01, -0.02 / len(rows), caption, ha="left", va="top", fontsize=7, wrap=True)
+    n_seeds = int(df.groupby("label")["seed"].nunique().max()) if not df.empty else 0
+    names = {name for _, row_series, _ in rows for _, name, _ in row_series}
+    legend_h = 0.35 + 0.22 * -(-(len(names) + 3) // 3)
+    height = 6.2 * len(rows) + legend_h
+    fig, grid = plt.subplots(2 * len(rows), len(metrics), figsize=(6.4 * len(metrics), height),
+                             squeeze=False, gridspec_kw={"height_ratios": [1.0, 0.5] * len(rows)})
+    axes, zooms = grid[0::2], grid[1::2]
+    if len(rows) > 1:  # a column's panels share their y axis (not the zooms: their own range)
+        for j in range(len(metrics)):
+            for ax in axes[1:, j]:
+                ax.sharey(axes[0, j])
     heading = f"{_dataset_title(df, caption)}: {title}"
-    for (row_name, row_series, row_hline), ax_row in zip(rows, axes):
-        for ax, metric in zip(ax_row, metrics):
-            for d, name, color, *marker in row_series:
-                if not d.empty:
-                    _band(ax, d, x, name, color, y=metric, marker=(marker or ["o"])[0])
-            if row_hline is not None:
-                ax.axhline(row_hline[2][metric], color=row_hline[1], ls=":", lw=1,
-                           label=row_hline[0])
+    for (row_name, row_series, row_hline), ax_row, z_row in zip(rows, axes, zooms):
+        for ax, z, metric in zip(ax_row, z_row, metrics):
+            drawn = [_band(ax, d, x, name, style, y=metric)
+                     for d, name, style in row_series if not d.empty]
+            for name, (color, _, _), xs, mean, lo, hi in drawn:
+                _mark_fall(ax, name, color, xs, mean, lo, hi)
+            ref = None
+            if row_hline is not None and metric in row_hline[2]:
+                ref = (row_hline[0], row_hline[1], row_hline[2][metric])
+                ax.axhline(ref[2], color=ref[1], ls=":", lw=1.2, label=ref[0])
             if log_x:
                 ax.set_xscale("log")
             else:
-                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                _ticks_with_ends(ax, [v for d in drawn for v in d[2]])
+            if twin is not None and not twin[0].empty:
+                top = ax.twiny()
+                _band(top, twin[0], twin[3], twin[1], twin[2], y=metric)
+                top.set_xscale("log")
+                top.set_xlabel(twin[4], fontsize=8, color=twin[2][0])
+                top.tick_params(axis="x", labelsize=7, colors=twin[2][0])
+                for line in top.get_lines():
+                    ax.plot([], [], color=line.get_color(), ls=line.get_linestyle(),
+                            marker=line.get_marker(), label=line.get_label())
+            _zoom(ax, z, drawn, ref)
+            z.set_xlabel(xlabel, fontsize=8)
             ax.set_xlabel(xlabel)
             ax.set_ylabel("held-out log-likelihood (nats/token)")
             panel = heading if len(metrics) == 1 and len(rows) == 1 else METRICS[metric]
-            ax.set_title(f"{row_name}: {panel}" if row_name else panel, fontsize=10)
+            ax.set_title(f"{row_name}: {panel}" if row_name else panel, fontsize=10,
+                         pad=24 if twin is not None else 6)
             ax.grid(alpha=0.3, which="both" if log_x else "major")
-            ax.legend(fontsize=7 if len(rows) > 1 else 8)
     if len(metrics) > 1 or len(rows) > 1:
         fig.suptitle(heading)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, legend_h / height, 1, 1))
+    _figure_legend(fig, list(axes.flat), legend_h, height, extra=_band_handles(n_seeds))
+    for z in zooms.flat:
+        z.set_ylabel("nats/token", fontsize=8)
+    fig.text(0.01, -0.005, caption + (f" {numbers}" if numbers else ""), ha="left", va="top",
+             fontsize=7, wrap=True)
     _save(fig, outputs)
     plt.close(fig)
 
 
+def _finals(df, label: str, metric: str) -> np.ndarray:
+    """Per seed of ``label``: its held-out ll under ``metric`` at its last checkpoint."""
+    d = df[df["label"] == label].sort_values("pass")
+    return d.groupby("seed")[metric].last().to_numpy(dtype=float)
+
+
+def final_gap_text(df, a: str, b: str, names: dict, metric: str = "ll",
+                   b_reference: bool = False) -> str:
+    """"Final gap A − B (metric): −0.086 ± 0.006 (...; Welch p ...)": the difference of the
+    per-seed final ll of run labels ``a`` and ``b`` (``b_reference``: B, CGS, read at the
+    paper's convergence point, :func:`~.stats.cgs_reference`, as the speed verdicts read it),
+    rendered from the traces by the verdicts' statistics (:func:`~.stats.t_interval`,
+    :func:`~.stats.welch`); "" when either is missing."""
+    from .stats import CGS_REFERENCE_ITERATION, cgs_reference, t_interval, welch
+
+    if metric not in df.columns or not (df["label"] == a).any() or not (df["label"] == b).any():
+        return ""
+    fa = _finals(df, a, metric)
+    fb = cgs_reference(df, b, y=metric) if b_reference else None
+    name_b = names[b] + (f" after {CGS_REFERENCE_ITERATION} iterations" if fb is not None else "")
+    fb = _finals(df, b, metric) if fb is None else fb
+    ma, la, ha = t_interval(fa)
+    mb, lb, hb = t_interval(fb)
+    half = np.hypot(ha - ma, hb - mb)
+    p = welch(fa, fb).p
+    spread = (f" ± {half:.3f} (95 % t half-widths combined; Welch p {p:.2g})"
+              if np.isfinite(half) else " (one seed: no interval)")
+    return (f"Final gap {names[a]} − {name_b} ({METRICS[metric].split(' (')[0]}): "
+            f"{ma - mb:+.3f}{spread}.")
+
+
 def _main_series(df, max_passes: int):
-    """fig1's series and CGS reference line of one configuration's traces."""
+    """fig1's series (the pass-based methods), CGS on its own axis, and the reference line:
+    CGS's ll after 1000 iterations, the paper's convergence target of C4 and C5
+    (:data:`~.stats.CGS_REFERENCE_ITERATION`), or after its last iteration when it ran fewer."""
+    from .stats import CGS_REFERENCE_ITERATION, cgs_reference
+
     series = [(df[(df["label"] == label) & (df["pass"] <= max_passes)], METHOD_NAMES[label],
-               COLORS[label]) for label in METHOD_NAMES]
+               STYLES[label]) for label in METHOD_NAMES if label != "cgs"]
     ref = df[df["label"] == "cgs"]
     hline = None
     if not ref.empty:
-        last = ref[ref["pass"] == ref["pass"].max()]
-        hline = (f"CGS after {int(ref['pass'].max())} iterations", COLORS["cgs"],
-                 {m: last[m].mean() for m in METRICS if m in last.columns})
+        metrics = [m for m in METRICS if m in ref.columns]
+        target = {m: cgs_reference(df, y=m) for m in metrics}
+        if all(v is not None for v in target.values()):
+            hline = (f"CGS after {CGS_REFERENCE_ITERATION} iterations (the paper's convergence "
+                     "target, C4/C5)", COLORS["cgs"], {m: float(v.mean())
+                                                      for m, v in target.items()})
+        else:
+            last = ref[ref["pass"] == ref["pass"].max()]
+            hline = (f"CGS after its last iteration ({int(ref['pass'].max())})", COLORS["cgs"],
+                     {m: float(last[m].mean()) for m in metrics})
     return series, hline
 
 
 def fig_ll_vs_passes(df, outputs, caption: str, max_passes: int) -> None:
     """fig1a/1b: held-out ll vs passes for SAME, VB online and batch (gensim, scikit-learn) and
     CGS: a column per held-out metric, a row per configuration the traces hold (as published;
-    tuned, each method's step sizes chosen on validation documents)."""
+    tuned, each method's step sizes chosen on validation documents). CGS runs iterations, not
+    passes: it has an x axis of its own (top, log scale), and its ll at the paper's
+    convergence point is the dotted line. The caption ends with the final gaps of SAME to CGS
+    and to each batch VB under document completion, as published."""
     from same.experiments.tuning import CONFIGURATIONS
 
     df = test_traces(df)
     rows = [(CONFIGURATIONS[c], *_main_series(configuration_frame(df, c), max_passes))
             for c in configurations(df)]
+    cgs = df[df["label"] == "cgs"]
+    first = configuration_frame(df, configurations(df)[0]) if len(df) else df
+    gaps = " ".join(t for t in (
+        final_gap_text(first, "same", "cgs", METHOD_NAMES, b_reference=True),
+        final_gap_text(first, "same", "vb_batch", METHOD_NAMES),
+        final_gap_text(first, "same", "sklearn_batch", METHOD_NAMES)) if t)
     _plot(df, outputs, figure_caption("fig1_passes", caption), None, x="pass",
           metrics=tuple(METRICS), rows=rows,
-          xlabel="passes over the training documents (CGS: iterations)",
-          title="convergence per pass")
+          twin=(cgs, METHOD_NAMES["cgs"], STYLES["cgs"], "pass",
+                "CGS (tomotopy) iterations (top axis, log scale)"),
+          xlabel="passes over the training documents (SAME, VB)",
+          title="convergence per pass",
+          numbers=(f"As published, under document completion: {gaps}" if gaps else ""))
 
 
 def fig_ll_vs_samples(df, outputs, caption: str, labels: dict) -> None:
     """fig1c: held-out ll vs samples per word (log scale): SAME m=100, SAME m=1, CGS, and SAME
     m=100 tuned when ``labels`` (label → legend name) has it."""
     series = []
-    for (label, name), color in zip(labels.items(), ("C0", "C4", "C3", "C8")):
+    for i, (label, name) in enumerate(labels.items()):
         d = df[df["label"] == label].copy()
         if not d.empty and d["method"].iloc[0] == "cgs":
             d["samples_per_word"] = d["iteration"]
-        series.append((d, name, color))
+        cgs = not d.empty and d["method"].iloc[0] == "cgs"
+        style = STYLES["cgs"] if cgs else VARIANT_STYLES[i % len(VARIANT_STYLES)]
+        series.append((d, name, style))
     _plot(df, outputs, figure_caption("fig1c_samples", caption), series, x="samples_per_word",
           log_x=True, metrics=tuple(METRICS),
           xlabel="samples per word (SAME: m × passes; CGS: iterations)",
           title="convergence per sample")
 
 
-#: Colour and marker of each SAME variant of a sweep (m values, schedules), in order: a
-#: qualitative palette (ColorBrewer Dark2) whose neighbours differ in hue and marker both.
-VARIANT_STYLES = (("#1b9e77", "o"), ("#d95f02", "s"), ("#7570b3", "^"), ("#e7298a", "D"),
-                  ("#66a61e", "v"), ("#e6ab02", "P"), ("#a6761d", "X"), ("#666666", "*"))
-
-
 def fig_sweep(df, outputs, caption: str, runs: dict, name: str, title: str,
-              all_seeds: bool = True, metrics=tuple(METRICS)) -> None:
+              all_seeds: bool = True, metrics=tuple(METRICS), reference: str | None = None
+              ) -> None:
     """ll vs passes for each variant of SAME (runs: legend name → label), a row per
     configuration the traces hold (as published; tuned, where the runs have tuned twins), a
     column per held-out metric of ``metrics``: the mean over seeds with a min–max band, or
     (``all_seeds`` false) the first seed.
 
     name : the figure's name (its caption: :func:`~.captions.figure_caption`)
+    reference : the legend name of the variant the others are compared with: the caption
+        ends with each other variant's final gap to it (as published, document completion)
     """
     from same.experiments.tuning import CONFIGURATIONS
 
     pick = (lambda d: d) if all_seeds else first_seed
+    numbers = ""
+    if reference in runs and all_seeds:
+        first = configuration_frame(df, configurations(df)[0])
+        names = {label: legend for legend, label in runs.items()}
+        gaps = [final_gap_text(first, label, runs[reference], names)
+                for legend, label in runs.items() if legend != reference]
+        numbers = " ".join(g for g in gaps if g)
+        numbers = f"As published: {numbers}" if numbers else ""
     rows = []
     for c in configurations(df):
         d = configuration_frame(df, c)
-        series = [(pick(d[d["label"] == label]), legend, *VARIANT_STYLES[i % 8])
+        series = [(pick(d[d["label"] == label]), legend, VARIANT_STYLES[i % 8])
                   for i, (legend, label) in enumerate(runs.items())]
         rows.append((CONFIGURATIONS[c], series, None))
     _plot(df, outputs, figure_caption(name, caption), None, x="pass", metrics=metrics,
           xlabel="passes over the training documents", title=title,
-          rows=rows if len(rows) > 1 else [("", rows[0][1], None)])
+          rows=rows if len(rows) > 1 else [("", rows[0][1], None)], numbers=numbers)
 
 
 def fig_m(df, outputs, caption: str, runs: dict) -> None:
     """fig2a: ll vs passes for each m (runs: m → label), mean over seeds with a band, a column
     per held-out metric, a row per configuration."""
-    fig_sweep(df, outputs, caption, {f"m = {m:g}": label for m, label in sorted(runs.items())},
-              "fig2a_m", "effect of the number of samples m")
+    from same.model.sampler import SameLDA
+
+    main = f"m = {SameLDA().n_copies:g}"
+    named = {f"m = {m:g}": label for m, label in sorted(runs.items())}
+    fig_sweep(df, outputs, caption, named, "fig2a_m", "effect of the number of samples m",
+              reference=main if main in named else None)
 
 
 def fig_variants(df, outputs, caption: str, runs: dict, title: str,
@@ -194,7 +461,8 @@ def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
     """fig2b: ll vs passes for each annealing schedule of m (runs: schedule → label), mean over
     seeds with a band, a column per held-out metric, a row per configuration."""
     fig_sweep(df, outputs, caption, runs, "fig2b_anneal",
-              "annealing schedules of m (same mean m)")
+              "annealing schedules of m (same mean m)",
+              reference="constant" if "constant" in runs else None)
 
 
 def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dict]:
@@ -238,7 +506,9 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
             order = (f" ({d['document_order'].iloc[0]})" if param == "document_order"
                      and "document_order" in d and d["document_order"].iloc[0] != value
                      else "")
-            ax.plot(d["pass"], d["ll"], "-o", ms=2, lw=2.4 if is_main else 1.2, color=f"C{i}",
+            color, ls, marker = VARIANT_STYLES[i % len(VARIANT_STYLES)]
+            ax.plot(d["pass"], d["ll"], color=color, ls=ls, marker=marker, ms=2.5,
+                    lw=2.4 if is_main else 1.2,
                     label=f"{value}{order}" + (" (main)" if is_main else ""))
             fin = float(d["ll"].iloc[-1])
             rows.append({"parameter": param, "value": value, "label": label, "main": is_main,

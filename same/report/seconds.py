@@ -4,7 +4,7 @@ C5: speed)."""
 
 from __future__ import annotations
 
-from .figures import COLORS, _band, _dataset_title, _save, figure_caption
+from .figures import STYLES, _band, _band_handles, _dataset_title, _save, figure_caption
 from .paper import METHOD_NAMES
 from .timing import entry_of, per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
@@ -38,26 +38,31 @@ def seconds_series(df, timing=None) -> dict[str, dict]:
     return out
 
 
+def _method_name(label: str, implementation: str) -> str:
+    """The method with the implementation timed: "VB online (gensim)", "SAME Gibbs (numba)"."""
+    name = METHOD_NAMES[label]
+    return name if implementation in name else f"{name} ({implementation})"
+
+
 def _cost_bars(ax, series: dict) -> None:
-    """Horizontal bars of seconds per pass (median over seeds, whiskers min–max over seeds),
-    one per method, each labelled with its implementation and value."""
+    """Horizontal bars of seconds per pass alone on a linear axis (bar length is the cost):
+    median over timing rounds, whiskers min–max, one per method, each tick naming the method
+    and the implementation timed, the value at the bar's end."""
     labels = list(series)[::-1]  # the first method on top
     med = [series[lab]["cost"]["median"] for lab in labels]
     lo = [m - series[lab]["cost"]["min"] for m, lab in zip(med, labels)]
     hi = [series[lab]["cost"]["max"] - m for m, lab in zip(med, labels)]
-    ax.barh(range(len(labels)), med, xerr=[lo, hi], color=[COLORS[lab] for lab in labels],
-            alpha=0.8, height=0.6, error_kw={"lw": 1, "capsize": 2})
+    ax.barh(range(len(labels)), med, xerr=[lo, hi], color=[STYLES[lab][0] for lab in labels],
+            alpha=0.85, height=0.6, error_kw={"lw": 1, "capsize": 2})
+    top = max((series[lab]["cost"]["max"] for lab in labels), default=1.0)
     for i, (lab, m) in enumerate(zip(labels, med)):
-        ax.text(series[lab]["cost"]["max"] * 1.15, i, f"{series[lab]['implementation']}: "
-                f"{m:.3g} s", va="center", fontsize=7.5)
-    # the method on the axis, its library on the bar: "VB online" + "gensim: 1.4 s"
-    ax.set_yticks(range(len(labels)), [METHOD_NAMES[lab].split(" (")[0] for lab in labels],
+        ax.text(series[lab]["cost"]["max"] + 0.02 * top, i, f"{m:.3g} s", va="center",
+                fontsize=7.5)
+    ax.set_yticks(range(len(labels)),
+                  [_method_name(lab, series[lab]["implementation"]) for lab in labels],
                   fontsize=8)
-    ax.set_xscale("log")
-    if med:
-        ax.set_xlim(min(series[lab]["cost"]["min"] for lab in labels) / 2,
-                    max(series[lab]["cost"]["max"] for lab in labels) * 25)
-    ax.set_xlabel("training seconds per pass alone (CGS: per iteration)")
+    ax.set_xlim(0, top * 1.22)
+    ax.set_xlabel("training seconds per pass alone (CGS: per iteration; linear axis)")
     ax.set_title("per-pass cost alone: median over timing rounds (whiskers: min–max)",
                  fontsize=9)
     ax.grid(alpha=0.3, axis="x")
@@ -79,7 +84,6 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
 
     from same.experiments.tuning import CONFIGURATIONS
 
@@ -96,14 +100,20 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
     fig, axes = plt.subplots(len(configs), ncols, squeeze=False,
                              figsize=(5.0 * len(metrics) + 5.2, height),
                              gridspec_kw={"width_ratios": [1.0] * len(metrics) + [1.05]})
+    from .stats import CGS_REFERENCE_ITERATION, cgs_reference
+
     handles = {}
+    target = {m: cgs_reference(df, y=m) for m in metrics}
     for config, ax_row in zip(configs, axes):
         series = drawn[config]
         for j, (ax, metric) in enumerate(zip(ax_row, metrics)):
             for label, s in series.items():
-                _band(ax, s["rows"], "pass", METHOD_NAMES[label], COLORS[label], y=metric,
+                _band(ax, s["rows"], "pass", METHOD_NAMES[label], STYLES[label], y=metric,
                       at="train_seconds")
                 handles[label] = ax.get_lines()[-1]
+            if target[metric] is not None:  # what the speed verdicts' seconds reach for
+                handles["target"] = ax.axhline(float(target[metric].mean()),
+                                               color=STYLES["cgs"][0], ls=":", lw=1.2)
             ax.set_xscale("log")
             ax.set_xlabel("training seconds (evaluation excluded; log scale)")
             ax.set_ylabel("held-out log-likelihood (nats/token)")
@@ -117,12 +127,14 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
                   .nunique().max()) if not df.empty else 0
     order = [lab for lab in METHOD_NAMES if lab in handles]
     legend = [handles[lab] for lab in order]
-    impl = {lab: implementation(lab, df[df["label"] == lab]) for lab in order}
-    names = [METHOD_NAMES[lab] if impl[lab] in METHOD_NAMES[lab]
-             else f"{METHOD_NAMES[lab]} ({impl[lab]})" for lab in order]
-    if n_seeds > 1:
-        legend.append(Patch(color="0.6", alpha=0.4, lw=0))
-        names.append(f"band: min–max over {n_seeds} seeds (line: their mean)")
+    names = [_method_name(lab, implementation(lab, df[df["label"] == lab])) for lab in order]
+    if "target" in handles:
+        legend.append(handles["target"])
+        names.append(f"CGS's ll after {CGS_REFERENCE_ITERATION} iterations: the paper's "
+                     "convergence target (C4, C5)")
+    for handle, name in _band_handles(n_seeds):
+        legend.append(handle)
+        names.append(name)
     fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds "
                  "measured alone, and seconds per pass"
                  + (f" (not drawn, seconds refused: {', '.join(sorted(refused))})"

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .captions import figure_caption
-from .figures import COLORS, _save
+from .figures import STYLES, _save
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
@@ -112,9 +112,11 @@ def describe_crossover(c: dict, what: str) -> str:
     if c["status"] == "always":
         return f"{what} at every point (from {c['from_scale']:.3g} tokens/parameter)"
     if c["status"] == "never":
+        if not c["exceptions"]:
+            return (f"{what} at no point studied (up to {c['below_scale']:.3g} "
+                    "tokens/parameter)")
         return (f"{what} not at the largest scale studied ({c['below_scale']:.3g} "
-                "tokens/parameter)" + (f"; it holds at {len(c['exceptions'])} smaller point(s)"
-                                       if c["exceptions"] else ""))
+                f"tokens/parameter); it holds at {len(c['exceptions'])} smaller point(s)")
     text = (f"{what} from {c['from_scale']:.3g} tokens/parameter on (not at "
             f"{c['below_scale']:.3g}; crossing ≈ {c['at_scale']:.3g})")
     if c["exceptions"]:
@@ -144,24 +146,47 @@ def study_findings(rows: list[dict]) -> dict:
             "cgs": cross([r["same_minus_cgs"] for r in rows], -STUDY_CGS_EPS)}
 
 
-def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None) -> None:
+def main_point(df, n_topics: int, metric: str = "ll") -> dict | None:
+    """The main comparison as a point of the study: each study method's final ll in the main
+    runs (labels ``same``, ``vb_online``, ``vb_batch``, ``cgs``; their smallest seed, as the
+    study runs one) minus the best VB's there, at N_train / (K · W) of the main K and all
+    training documents; None without those runs. Its budgets are the main runs', not the
+    study's."""
+    methods = [m for m in ("same", "vb_online", "vb_batch", "cgs") if (df["label"] == m).any()]
+    if not methods or not {"vb_online", "vb_batch"} & set(methods) or metric not in df.columns:
+        return None
+    d = df[df["label"].isin(methods)]
+    d = d[d["seed"] == d["seed"].min()].sort_values("pass").groupby("label").last()
+    tokens, words = float(d["n_train_tokens"].iloc[0]), float(d["n_words"].iloc[0])
+    best_vb = max(float(d.loc[m, metric]) for m in ("vb_online", "vb_batch") if m in d.index)
+    return {"n_topics": int(n_topics), "seed": int(df[df["label"].isin(methods)]["seed"].min()),
+            "tokens_per_parameter": tokens / (int(n_topics) * words),
+            **{f"{m}_minus_best_vb": float(d.loc[m, metric]) - best_vb for m in d.index}}
+
+
+def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None,
+                n_seeds: int = 1) -> None:
     """The study's figure: a panel per held-out metric (``panels``: [(metric, rows,
-    findings)]), each method's final ll minus the best VB's against tokens per φ parameter;
-    one legend for the methods, K and training fractions, each panel's marks under it."""
+    findings, main point)]), each method's final ll minus the best VB's against tokens per φ
+    parameter; one legend for the figure, below the panels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), 5.4), squeeze=False)
-    fig.text(0.01, -0.06, caption, ha="left", va="top", fontsize=7, wrap=True)
-    for ax, (metric, rows, findings) in zip(axes[0], panels):
-        handles = _study_panel(ax, rows, findings, main_scale)
+    legend_h = 1.6
+    height = 5.6 + legend_h
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), height), squeeze=False)
+    for ax, (metric, rows, findings, main) in zip(axes[0], panels):
+        handles = _study_panel(ax, rows, findings, main_scale, main)
         ax.set_title(METRICS[metric], fontsize=10)
-    fig.suptitle(f"{dataset}: which method wins at which scale")
-    fig.tight_layout()
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.55), fontsize=8,
-               frameon=False)
+    seeds = ("one seed per point (seed 0): no interval, a difference of a few hundredths may be "
+             "noise" if n_seeds == 1 else f"mean of {n_seeds} seeds per point")
+    fig.suptitle(f"{dataset}: which method wins at which scale ({seeds})", fontsize=11)
+    fig.tight_layout(rect=(0, legend_h / height, 1, 1))
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
+               ncol=3, frameon=False)
+    fig.text(0.01, -0.005, caption, ha="left", va="top", fontsize=7, wrap=True)
     _save(fig, outputs)
     plt.close(fig)
 
@@ -170,14 +195,20 @@ def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float |
 #: each training fraction, in ascending order.
 _K_STYLES = ("-", "--", ":", "-.")
 _FRACTION_MARKERS = ("v", "s", "D", "o")
+#: What each finding's mark is called on the panel, and its colour.
+_MARKS = (("vb_batch", "SAME overtakes VB batch", "#009E73"),
+          ("both_vb", "SAME overtakes both VB (C1)", "#0072B2"),
+          ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS (C3)", "#D55E00"))
 
 
-def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> list:
-    """One metric's panel; returns the legend handles of the methods, K and fractions.
+def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) -> list:
+    """One metric's panel; returns the figure legend's handles (methods, K, fractions, marks).
 
     A line joins one method's points at one K (more training documents, same K); the
-    marker gives the training fraction. Vertical marks (crossovers, the main comparison, the
-    paper's NYTimes scale) are named in the panel's own legend under it.
+    marker gives the training fraction; a star, the main comparison (``main``,
+    :func:`main_point`). Each crossing (:func:`crossover` status "from") is a vertical line
+    named on the panel; a finding with no crossing in the range studied is said in the panel's
+    corner instead (always / never above).
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -194,23 +225,40 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> list:
                          and r[f"{m}_minus_best_vb"] is not None)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], _K_STYLES[i % 4],
-                        color=COLORS[m], lw=1.3)
+                        color=STYLES[m][0], lw=1.3)
                 for px, py, f in pts:
-                    ax.plot(px, py, marker[f], color=COLORS[m], ms=5)
+                    ax.plot(px, py, marker[f], color=STYLES[m][0], ms=5)
+        if main is not None and f"{m}_minus_best_vb" in main:
+            ax.plot(main["tokens_per_parameter"], main[f"{m}_minus_best_vb"], "*",
+                    color=STYLES[m][0], ms=13, mec="k", mew=0.6, zorder=5)
     ax.axhline(0, color="0.5", lw=0.8)
-    marks = [("vb_batch", "SAME overtakes VB batch", "C2"),
-             ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS", "C3")]
-    for key, text, color in marks:
+    trans = ax.get_xaxis_transform()
+    corner = []
+    for key, text, color in _MARKS:
         c = findings.get(key)
-        if c is not None and c["status"] == "from":
-            ax.axvline(c["at_scale"], color=color, ls="--", lw=1,
-                       label=f"{text} (≈{c['at_scale']:.3g})")
+        if c is None:
+            continue
+        if c["status"] == "from":
+            ax.axvline(c["at_scale"], color=color, ls="--", lw=1.1)
+            ax.text(c["at_scale"], 0.98, f" {text} (≈{c['at_scale']:.3g})", transform=trans,
+                    rotation=90, va="top", ha="right", fontsize=7, color=color)
+        else:
+            where = ("at every point" if c["status"] == "always" else
+                     "at no point" if not c["exceptions"] else
+                     f"not at the largest scale (at {len(c['exceptions'])} smaller points)")
+            corner.append(f"{text}: {where}")
     if main_scale is not None:
-        ax.axvline(main_scale, color="k", ls=":", lw=1,
-                   label=f"main comparison ({main_scale:.3g})")
+        ax.axvline(main_scale, color="k", ls=":", lw=1)
+        ax.text(main_scale, 0.02, f" main comparison ({main_scale:.3g})", transform=trans,
+                rotation=90, va="bottom", ha="left", fontsize=7)
     nyt = PAPER_TOKENS_PER_PARAMETER["NYTimes"]
     if x.min() <= nyt <= x.max() * 1.5:
-        ax.axvline(nyt, color="0.4", ls="-.", lw=1, label=f"paper's NYTimes, K=256 ({nyt:g})")
+        ax.axvline(nyt, color="0.4", ls="-.", lw=1)
+        ax.text(nyt, 0.02, f" paper's NYTimes, K=256 ({nyt:g})", transform=trans, rotation=90,
+                va="bottom", ha="left", fontsize=7, color="0.3")
+    if corner:  # under the panel, clear of the points; a line each
+        ax.text(0.0, -0.15, "no crossing in the range studied:\n" + "\n".join(corner),
+                transform=ax.transAxes, fontsize=7, va="top", color="0.2")
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -218,14 +266,15 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None) -> list:
     ax.set_xlabel("training tokens per φ parameter, N_train / (K · W)  (log scale)")
     ax.set_ylabel("final held-out ll − best VB's (nats/token)")
     ax.grid(alpha=0.3, which="both")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
-                  frameon=False)
-    return ([Line2D([], [], color=COLORS[m], lw=2, label=METHOD_NAMES[m]) for m in methods]
+    star = ([Line2D([], [], color="0.3", ls="", marker="*", ms=10, mec="k", mew=0.6,
+                    label=f"main comparison's runs (K = {main['n_topics']}, all training "
+                          f"documents, their own budgets; seed {main['seed']})")]
+            if main is not None else [])
+    return ([Line2D([], [], color=STYLES[m][0], lw=2, label=METHOD_NAMES[m]) for m in methods]
             + [Line2D([], [], color="0.3", ls=_K_STYLES[i % 4], label=f"K = {k} (a line per K)")
                for i, k in enumerate(ks)]
             + [Line2D([], [], color="0.3", ls="", marker=marker[f],
-                      label=f"training fraction {f:g}") for f in fractions])
+                      label=f"training fraction {f:g}") for f in fractions] + star)
 
 
 def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
@@ -238,7 +287,8 @@ def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
     panels = []
     for metric in (m for m in METRICS if m in df.columns):
         rows = study_rows(df, metric)
-        panels.append((metric, rows, study_findings(rows)))
+        main = main_point(df, main_n_topics, metric) if main_n_topics else None
+        panels.append((metric, rows, study_findings(rows), main))
     rows = panels[0][1]
     full = [r for r in rows if r["train_fraction"] == 1.0]
     main_scale = None
@@ -246,8 +296,9 @@ def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
         words = float(df["n_words"].iloc[0])
         main_scale = full[0]["n_train_tokens"] / (main_n_topics * words)
     dataset = str(df["dataset"].iloc[0])
+    studied = df[df["label"].str.match(STUDY_LABEL)]
     _plot_study(panels, figure_outputs, figure_caption("crossover_study", setting), dataset,
-                main_scale)
+                main_scale, n_seeds=int(studied.groupby("label")["seed"].nunique().max()))
     notes = [setting,
              "ll columns: final held-out ll (nats/token) of each method at that point, under "
              "the row's metric; *_minus_best_vb: difference to the better of VB online and VB "
@@ -255,14 +306,14 @@ def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
              "Scale: training tokens per φ parameter, N_train / (K · W); the training fraction "
              "is a seeded, nested subset of the split's training documents (same test "
              "documents and evaluator at every point)."]
-    for metric, _, findings in panels:
+    for metric, _, findings, _ in panels:
         for key, what in (("vb_batch", "SAME above VB batch"),
                           ("both_vb", "SAME above both VB methods (C1)"),
                           ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)")):
             if findings[key] is not None:
                 notes.append(f"Under {METRICS_SHORT[metric]}: "
                              + describe_crossover(findings[key], what) + ".")
-    table = [{"metric": METRICS_SHORT[metric], **r} for metric, rs, _ in panels for r in rs]
+    table = [{"metric": METRICS_SHORT[metric], **r} for metric, rs, _, _ in panels for r in rs]
     write_table(table, csv_path, md_path, f"Crossover study: {dataset}", notes)
     return panels[0][2]
 

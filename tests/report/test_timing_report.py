@@ -110,11 +110,19 @@ def test_fig_ll_vs_seconds_draws_the_mean_over_seeds_and_each_methods_cost(tmp_p
     expected = [np.median([np.median(costs_of(i, s, passes)[1:]) for s in SEEDS])
                 for i in range(len(METHOD_NAMES))]
     np.testing.assert_allclose(widths, expected[::-1])
-    texts = [t.get_text() for t in bars.texts]
-    for label, text in zip(reversed(list(METHOD_NAMES)), texts):
-        assert text.startswith(f"{IMPLEMENTATIONS[label]}: ")
+    # issue 53: each tick names the method with the implementation timed, so no two ticks read
+    # alike ("VB online" twice); the value at each bar's end; bars on a linear axis, from 0
+    ticks = [t.get_text() for t in bars.get_yticklabels()]
+    assert len(set(ticks)) == len(ticks) == len(METHOD_NAMES)
+    for label, tick, text, width in zip(reversed(list(METHOD_NAMES)), ticks,
+                                        [t.get_text() for t in bars.texts], widths):
+        assert IMPLEMENTATIONS[label].split()[0] in tick and METHOD_NAMES[label].split(" (")[0] \
+            in tick, tick
+        assert text == f"{width:.3g} s"
     assert {"numba SAME", "gensim", "scikit-learn", "tomotopy"} == set(IMPLEMENTATIONS.values())
-    assert "per pass" in bars.get_xlabel() and bars.get_xscale() == "log"
+    assert "per pass" in bars.get_xlabel() and bars.get_xscale() == "linear"
+    assert bars.get_xlim()[0] == 0 and bars.get_xlim()[1] <= 1.25 * max(
+        p.get_width() + 1e-9 for p in bars.patches) * 2
 
 
 def test_fig_ll_vs_seconds_rows_per_configuration_and_columns_per_metric(tmp_path,

@@ -206,9 +206,13 @@ rule sensitivity:
         "../scripts/report.py"
 
 
+# the study's points, and the main comparison's runs (their first seed, as the study runs one)
+# drawn among them as a point of its own
 rule crossover_study:
     input:
-        traces=lambda wc: traces(wc.dataset, study_labels()),
+        traces=lambda wc: traces(wc.dataset, study_labels()) + [
+            t for lab in ("same", "vb_online", "vb_batch", "cgs")
+            for t in traces(wc.dataset, [lab], RUNS[lab]["seeds"][:1])],
     output:
         figures=figure_files("crossover_study"),
         **table_files("crossover_study"),
