@@ -30,7 +30,8 @@ rule synthesize:
         corpus="results/{dataset}/corpus.npz",
     params:
         spec=lambda wc: json.dumps(SYNTHETIC[wc.dataset]),
-        code=code("same/data/planted.py", "same/data/synthetic.py"),
+        code=code("same/data/planted.py", "same/data/synthetic.py", "same/data/registry.py",
+                  "same/data/synthetic.schema.json", "same/io/schema.py"),
     log:
         "results/logs/synthesize/{dataset}.log",
     benchmark:
@@ -83,7 +84,7 @@ rule split_corpus:
         cache=lambda wc: CACHE_DIR,
         data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py", "same/data/textcorpus.py",
-                  "same/data/corpusspec.py", "same/data/newsgroups.py"),
+                  "same/data/corpusspec.py", "same/data/newsgroups.py", "same/data/registry.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
