@@ -5,7 +5,8 @@
 2. A jsonl corpus whose first document is one 8 MiB line (usually one line of error, once in
    51 runs ``terminate called without an active exception``, exit 134; now read).
 
-Each run is ``python -m same split`` on a fresh copy of the corpus; the outcome of each is its
+Each run is ``python -m same split`` with a cache folder of its own (so every run parses
+the file afresh); the outcome of each is its
 exit status. A native crash is a negative status (a signal) or 134/139. Writes a JSON record
 (machine, versions, commit, per case the count of each exit status)::
 
@@ -17,7 +18,9 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,11 +37,15 @@ def _cases(folder: Path) -> dict[str, tuple[Path, int]]:
     deep.write_text(json.dumps({"text": "alpha beta"}) + "\n"
                     + '{"text": "gamma delta", "x": ' + "[" * 20_000 + "1" + "]" * 20_000
                     + "}\n", encoding="utf-8")
-    words = " ".join(f"w{i % 5000}" for i in range(1_400_000))  # about 8 MiB
+    def word(i: int) -> str:  # letters only (the default token pattern takes no digits)
+        return "q" + "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3))
+
+    words = " ".join(word(i % 5000) for i in range(1_700_000))  # about 8 MiB
     long = folder / "long.jsonl"
-    long.write_text(json.dumps({"text": words}) + "\n"
-                    + "".join(json.dumps({"text": f"gamma delta w{i}"}) + "\n"
-                              for i in range(40)), encoding="utf-8")
+    others = (" ".join(word((j * 37 + i) % 5000) for j in range(400)) for i in range(40))
+    long.write_text(json.dumps({"text": words}) + "\n"  # its words in the other documents too
+                    + "".join(json.dumps({"text": t}) + "\n" for t in others),
+                    encoding="utf-8")
     return {"nested_20000_deep": (deep, 2), "first_line_8_mib": (long, 0)}
 
 
@@ -58,13 +65,15 @@ def main(argv=None) -> int:
             codes = collections.Counter()
             start = time.perf_counter()
             for i in range(args.runs):
-                out = tmp / f"{case}_{i}.npz"
+                out, cache = tmp / f"{case}_{i}.npz", tmp / f"cache_{case}_{i}"
+                env = dict(os.environ, SAME_CACHE_DIR=str(cache))  # parsed afresh each run
                 spec = {"source": "jsonl", "path": str(corpus), "column": "text"}
                 res = subprocess.run([sys.executable, "-m", "same", "split", "--name", "mine",
                                       "--corpus-spec", json.dumps(spec), "--out", str(out)],
-                                     capture_output=True, text=True, cwd=tmp)
+                                     capture_output=True, text=True, cwd=tmp, env=env)
                 codes[res.returncode] += 1
                 out.unlink(missing_ok=True)
+                shutil.rmtree(cache, ignore_errors=True)
             crashes = sum(n for c, n in codes.items() if c < 0 or c in (134, 139))
             record["cases"][case] = {"expected_exit": want, "exit_counts": dict(codes),
                                      "native_crashes": crashes,
