@@ -163,7 +163,7 @@ def _load_cache(path: Path, fingerprint: str, mmap: bool = False) -> sp.csr_matr
         return None
     try:
         cached_fp, counts = read_cache(path, mmap)
-    except ArtefactError as exc:
+    except (ArtefactError, OSError) as exc:  # damaged, or unreadable: rebuilt over it
         msg = str(exc).removeprefix(f"{path}: ").removesuffix(f"; {_CACHE_REMEDY}")
         warnings.warn(f"{path}: unreadable parsed-corpus cache ({msg}); rebuilding it",
                       CacheWarning, stacklevel=3)

@@ -21,6 +21,9 @@ from .registry import _registry_entry
 
 __all__ = ["cache_dir", "find_local", "fetch"]
 
+#: What to do when the cache folder's disk fails a write (:func:`same.io.outputs.disk_error`).
+CACHE_DISK_REMEDY = "free space there or set $SAME_CACHE_DIR to another folder, then rerun"
+
 
 def _search_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
     dirs: list[Path] = []
@@ -83,6 +86,9 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
     CorpusNotFoundError
         No local copy and the download failed (or ``download=False``); the message names
         the URL, the expected SHA-256 and the directory to put the file in.
+    same.io.outputs.DiskError
+        The cache folder's disk is full, over quota, read-only or failing while a download
+        is written there (one line naming the folder and the OS error).
     """
 
     info = _registry_entry(name)
@@ -104,6 +110,11 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
             try:
                 return _retrieve(url, member, filename, sha, target)
             except Exception as exc:  # network errors come in many types (requests, OSError, ...)
+                from same.io.outputs import disk_error
+
+                disk = disk_error(exc, target, CACHE_DISK_REMEDY)
+                if disk is not None:  # the cache's disk, not this source
+                    raise disk from None
                 failures.append(f"{url}: {type(exc).__name__}: {exc}")
         reason = (f"download failed from every source ({'; '.join(failures)}; "
                   f"{f'expected SHA-256 {sha}' if sha else 'no SHA-256 known'})")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .docword import CorpusFormatError, CorpusNotFoundError
-from .download import _search_dirs, _sha256, cache_dir
+from .download import CACHE_DISK_REMEDY, _search_dirs, _sha256, cache_dir
 
 __all__ = ["Archive", "NEWSGROUPS", "newsgroups_folders"]
 
@@ -61,6 +61,9 @@ def newsgroups_folders(data_dir=None, *, download: bool = True, archive: Archive
         that is not a readable tar.gz or lacks a folder (one line naming it).
     CorpusNotFoundError
         No local copy and the download failed (or ``download=False``).
+    same.io.outputs.DiskError
+        The cache folder's disk is full, over quota, read-only or failing while the archive
+        is downloaded or extracted there (one line naming the folder and the OS error).
     """
     local = next((d / archive.filename for d in _search_dirs(data_dir)
                   if (d / archive.filename).is_file()), None)
@@ -90,6 +93,11 @@ def _download(archive: Archive, download: bool, data_dir) -> Path:
             return Path(pooch.retrieve(url, known_hash=f"sha256:{archive.sha256}",
                                        fname=archive.filename, path=target, progressbar=True))
         except Exception as exc:  # network errors come in many types; a hash mismatch too
+            from same.io.outputs import disk_error
+
+            disk = disk_error(exc, target, CACHE_DISK_REMEDY)
+            if disk is not None:  # the cache's disk, not the download
+                raise disk from None
             reason = f"download failed ({url}: {type(exc).__name__}: {str(exc).splitlines()[0]})"
     else:
         reason = "downloading disabled"
@@ -99,19 +107,55 @@ def _download(archive: Archive, download: bool, data_dir) -> Path:
         f"(searched: {', '.join(str(d) for d in _search_dirs(data_dir))})")
 
 
+class _ReadFailed(Exception):
+    """An OSError reading the archive (its own disk's, so the archive's fault), told apart
+    from one writing the extraction (:func:`same.io.outputs.disk_error`)."""
+
+
+class _Reading:
+    """The archive's file, its read errors raised as :class:`_ReadFailed`."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def read(self, *args):
+        try:
+            return self._f.read(*args)
+        except OSError as exc:
+            raise _ReadFailed(exc) from exc
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
 def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None) -> None:
     """Extract ``archive``'s folders of ``local`` into ``target`` by one rename, checked
-    against ``manifest`` when given; nothing is left behind on any failure."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    against ``manifest`` when given; nothing is left behind on any failure.  A disk error
+    writing the extraction (full, over quota, read-only, failing) is the cache folder's
+    (:class:`same.io.outputs.DiskError`), not the archive's."""
+    from same.io.outputs import disk_error
+
+    remedy = CACHE_DISK_REMEDY
     tmp = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
-    os.mkdir(tmp, 0o777)  # under the user's umask (mkdtemp would make it 0700)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(tmp, 0o777)  # under the user's umask (mkdtemp would make it 0700)
+    except OSError as exc:
+        raise disk_error(exc, target.parent, remedy) or exc from None
     try:
         try:
-            with tarfile.open(local) as tf:
+            with open(local, "rb") as raw, tarfile.open(fileobj=_Reading(raw)) as tf:
                 members = [m for m in tf.getmembers()
                            if m.name.split("/", 1)[0] in archive.members]
                 tf.extractall(tmp, members=members, filter="data")
+        except _ReadFailed as exc:
+            cause = exc.args[0]
+            raise CorpusFormatError(f"{local}: not a readable tar.gz archive "
+                                    f"({type(cause).__name__}: {cause})") from None
         except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            disk = disk_error(exc, target.parent, remedy)
+            if disk is not None:
+                raise disk from None
             raise CorpusFormatError(f"{local}: not a readable tar.gz archive "
                                     f"({type(exc).__name__}: {exc})") from None
         if manifest is not None:
@@ -120,10 +164,13 @@ def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None)
         if absent:
             raise CorpusFormatError(f"{local}: holds no folder {absent[0]}/ (an archive of "
                                     f"{archive.filename} holds {', '.join(archive.members)})")
-        (tmp / ".complete").write_text(f"{local}\n")
-        if target.exists():  # our own earlier, incomplete extraction (no .complete)
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        try:
+            (tmp / ".complete").write_text(f"{local}\n")
+            if target.exists():  # our own earlier, incomplete extraction (no .complete)
+                shutil.rmtree(target)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise disk_error(exc, target.parent, remedy) or exc from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -245,7 +245,7 @@ def load_synthetic(path: str | os.PathLike) -> tuple[Corpus, np.ndarray]:
             meta = json.loads(str(z["meta"]))
             if not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
                 raise ValueError("no dataset name")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise ArtefactError(f"{path}: unreadable synthetic corpus metadata ({exc})") from None
         X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
         phi = _check_topics(z["topic_word"], X.shape[1], str(path))

@@ -422,7 +422,8 @@ _CACHE_KEYS = ("key", "data", "indices", "indptr", "shape", "vocab", "doc_names"
 
 def _read_cache(path: Path, key: str):
     """(counts, vocabulary, kept documents' names, labels or None, file positions) of the
-    cache at ``path``, or None when absent, of another key, or damaged (then removed)."""
+    cache at ``path``, or None when absent, of another key, or damaged (then rebuilt over it
+    by :func:`same.io.outputs.write_file`; a link or a folder there is kept)."""
     if not path.is_file():
         return None
     try:
@@ -441,10 +442,10 @@ def _read_cache(path: Path, key: str):
                                     f"its {X.shape[0]} documents")
             return (X, z["vocab"].tolist(), names, labels.tolist() if labels.size else None,
                     positions.astype(np.int64))
-    except ArtefactError as exc:  # ours (our cache folder, our name): rebuilt, not trusted
+    except (ArtefactError, OSError) as exc:  # rebuilt, not trusted: the write discipline
+        # replaces it (an unreadable one too)
         warnings.warn(f"{path}: unreadable vectorized-corpus cache ({exc}); rebuilding it",
                       CacheWarning, stacklevel=3)
-        path.unlink(missing_ok=True)
         return None
 
 

@@ -89,7 +89,7 @@ def read_meta(run_dir: str | os.PathLike, *, sealed: bool = True) -> dict:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunDirError(f"{path}: no such file; {_REMEDY}") from None
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
+    except (OSError, ValueError, RecursionError) as exc:  # JSONDecodeError, nested too deeply
         raise RunDirError(f"{path}: unreadable ({type(exc).__name__}: {exc}); {_REMEDY}") from None
     if not is_run_meta(meta):
         raise RunDirError(f"{path}: not the meta.json of a same-lda fit; {_REMEDY}")

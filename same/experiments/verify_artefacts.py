@@ -23,7 +23,7 @@ def _members(path: Path) -> set[str]:
     try:
         with zipfile.ZipFile(path) as zf:
             return {n.removesuffix(".npy") for n in zf.namelist()}
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except Exception:  # BadZipFile, NotImplementedError (zip version 6.7), OSError, ...
         return set()
 
 

@@ -5,9 +5,14 @@ What counts as "ours, of the same kind" (no committed output under results/ need
 
 - ``.npz``: a zip archive sealed as :mod:`same.data.artefact` seals (its comment is 64 hex digits)
   whose member names say the kind (:data:`NPZ_KINDS`: split ``train_indptr``, model
-  ``split_sha256``, synthetic corpus ``topic_word``, parsed cache ``fingerprint``).  A
-  parsed-corpus cache in same-lda's cache folder is replaced whatever it holds (the loader
-  found it damaged or stale: derived data is rebuilt, never trusted).
+  ``split_sha256``, synthetic corpus ``topic_word``, parsed cache ``fingerprint``,
+  vectorized-text cache ``doc_names``).  A cache (:data:`CACHE_KINDS`) in same-lda's cache
+  folder is replaced whatever regular file it is (its loader found it damaged or stale:
+  derived data is rebuilt, never trusted); a link or a folder there is kept (refused) as
+  anywhere else, and the loader carries on without writing its cache.
+- Asking "is it ours?" never fails: whatever a damaged file makes zipfile or json raise
+  (NotImplementedError for a zip version 6.7, RecursionError for deep nesting, ...) means
+  "not ours".
 - a fit's output folder: :func:`same.experiments.rundir.check_out_dir`.
 - JSON: an object with the same value of the first of ``artefact``, ``benchmark``, ``model``
   that the new object has (tuning.json, meta.json, benchmark and scaling results).
@@ -26,13 +31,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OutputError", "Kind", "NEW_FILE", "NPZ_KINDS", "npz_kind", "kind_of_arrays",
-           "json_kind", "text_kind", "figure_kind"]
+__all__ = ["OutputError", "Kind", "NEW_FILE", "NPZ_KINDS", "CACHE_KINDS", "npz_kind",
+           "kind_of_arrays", "json_kind", "text_kind", "figure_kind"]
 
 _FRESH_PATH = "give a new path"
 #: npz kind → the member that tells it (checked in this order: a model also holds topic_word).
 NPZ_KINDS = {"split": "train_indptr", "model": "split_sha256",
-             "synthetic corpus": "topic_word", "parsed-corpus cache": "fingerprint"}
+             "synthetic corpus": "topic_word", "parsed-corpus cache": "fingerprint",
+             "vectorized-corpus cache": "doc_names"}
+#: Kinds of derived data → their folder in same-lda's cache folder (rebuilt there whatever
+#: regular file they find).
+CACHE_KINDS = {"parsed-corpus cache": ".", "vectorized-corpus cache": "text"}
 _JSON_IDS = ("artefact", "benchmark", "model")
 _SEAL = re.compile(rb"[0-9a-f]{64}")
 _PEEK = 1 << 16  # bytes read from each end of a file to recognise it
@@ -91,7 +100,7 @@ def _npz_members(path: Path) -> set[str] | None:
         with zipfile.ZipFile(path) as zf:
             sealed = _SEAL.fullmatch(zf.comment)
             return {n.removesuffix(".npy") for n in zf.namelist()} if sealed else None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+    except Exception:  # BadZipFile, NotImplementedError (zip version 6.7), OSError, ...: damaged
         return None
 
 
@@ -109,11 +118,11 @@ def npz_kind(what: str, members: Iterable[str] = ()) -> Kind:
         if names is not None and (_npz_kind_name(names) == what if what in NPZ_KINDS
                                   else names == exact):
             return True
-        if what != "parsed-corpus cache":
+        if what not in CACHE_KINDS:
             return False
         from .cache import cache_dir  # a damaged cache in our cache folder is rebuilt
 
-        return os.path.realpath(path.parent) == os.path.realpath(cache_dir())
+        return os.path.realpath(path.parent) == os.path.realpath(cache_dir() / CACHE_KINDS[what])
 
     return Kind(what, ours)
 
@@ -135,7 +144,7 @@ def json_kind(obj: dict) -> Kind:
     def ours(path: Path) -> bool:
         try:
             old = json.loads(path.read_bytes()) if path.stat().st_size < _JSON_MAX else None
-        except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError included
+        except Exception:  # OSError, ValueError, RecursionError (deep nesting): not ours
             return False
         return isinstance(old, dict) and old.get(key) == value
 
