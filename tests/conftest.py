@@ -50,6 +50,16 @@ def cache_path(_isolated_cache) -> Path:
     return _isolated_cache
 
 
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache folder of the test's own, and no $SAME_DATA_DIR: corpora are built (or
+    downloaded from a local server) there."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SAME_CACHE_DIR", str(d))
+    monkeypatch.setenv("SAME_DATA_DIR", "")
+    return d
+
+
 @pytest.fixture(scope="session")
 def uci_dir() -> Path:
     d = _mirror()

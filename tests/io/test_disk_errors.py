@@ -19,16 +19,6 @@ from same.data.newsgroups import newsgroups_folders
 from same.experiments.cli import main
 from same.io.outputs import DiskError
 
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A cache folder of the test's own, and no $SAME_DATA_DIR."""
-    d = tmp_path / "cache"
-    monkeypatch.setenv("SAME_CACHE_DIR", str(d))
-    monkeypatch.setenv("SAME_DATA_DIR", "")
-    return d
-
-
 ERRNOS = ["ENOSPC", "EDQUOT", "EROFS", "EIO"]
 CACHE_REMEDY = "free space there or set $SAME_CACHE_DIR to another folder, then rerun"
 
