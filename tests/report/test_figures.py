@@ -18,21 +18,6 @@ from same.report.verdicts import METRICS
 SEEDS = (0, 1, 2, 3, 4)
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """Every figure given to _save (saved as usual), for reading what was drawn."""
-    saved = []
-    real = figures._save
-
-    def keep(fig, outputs, also=()):
-        saved.append(fig)
-        real(fig, outputs, also)
-
-    for module in (figures, study):
-        monkeypatch.setattr(module, "_save", keep)
-    return saved
-
-
 def run(label, method, seed, lls, passes=None, m=100.0):
     """Rows of one run, ll at each checkpoint (passes 1.. or ``passes``), every metric of
     METRICS offset by 0.1 per metric."""
@@ -76,10 +61,10 @@ def zooms(fig):
     return [ax for ax in fig.axes if ax.get_label() == figures.ZOOM_LABEL]
 
 
-def test_zoom_holds_every_final_mean_and_interval_in_a_narrow_range(tmp_path, drawn):
+def test_zoom_holds_every_final_mean_and_interval_in_a_narrow_range(tmp_path, drawn_figures):
     df = main_frame()
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
-    fig = drawn[-1]
+    fig = drawn_figures[-1]
     zs = zooms(fig)
     assert len(zs) == len([m for m in METRICS if m in df.columns])  # one per panel
     for z, metric in zip(zs, METRICS):
@@ -105,10 +90,10 @@ def test_zoom_range_rule():
     assert out == [] and hi - lo == pytest.approx(0.004)
 
 
-def test_one_unit_per_axis_cgs_on_its_own_iterations_axis(tmp_path, drawn):
+def test_one_unit_per_axis_cgs_on_its_own_iterations_axis(tmp_path, drawn_figures):
     df = main_frame()
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
-    fig = drawn[-1]
+    fig = drawn_figures[-1]
     cgs = METHOD_NAMES["cgs"]
     for ax in fig.axes:
         names = {ln.get_label().split(" (mean")[0] for ln in ax.get_lines()
@@ -126,7 +111,7 @@ def test_one_unit_per_axis_cgs_on_its_own_iterations_axis(tmp_path, drawn):
     assert len(target) == 1 and target[0].get_ydata()[0] == pytest.approx(want)
 
 
-def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn):
+def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn_figures):
     assert len({(c, str(ls)) for c, ls, _ in figures.STYLES.values()}) == len(figures.STYLES)
     assert len({ls if isinstance(ls, str) else str(ls) for _, ls, _ in
                 figures.STYLES.values()}) == len(figures.STYLES)  # apart in grey scale too
@@ -139,7 +124,7 @@ def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn):
         pd.DataFrame(run(lab, "same", s, curve(-7.36 + 0.003 * i + 0.001 * s, seed=s)))
         for i, lab in enumerate(("same_m20", "same_m500")) for s in SEEDS])
     figures.fig_m(sweep, [tmp_path / "m.png"], "S", {20: "same_m20", 100: "same", 500: "same_m500"})
-    for fig in drawn:
+    for fig in drawn_figures:
         assert len(fig.legends) == 1
         assert all(ax.get_legend() is None for ax in fig.axes)
         styles = {}
@@ -151,13 +136,13 @@ def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn):
                 styles.setdefault((ln.get_color(), str(ln.get_linestyle())), set()).add(
                     name.split(" (mean")[0])
         assert all(len(names) == 1 for names in styles.values()), styles
-    assert len(drawn) == 2
+    assert len(drawn_figures) == 2
 
 
-def test_caption_states_the_final_gaps_from_the_traces(tmp_path, drawn):
+def test_caption_states_the_final_gaps_from_the_traces(tmp_path, drawn_figures):
     df = main_frame()
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
-    text = " ".join(t.get_text() for t in drawn[-1].texts)
+    text = " ".join(t.get_text() for t in drawn_figures[-1].texts)
     same = df[(df["label"] == "same") & (df["pass"] == 20)].sort_values("seed")["ll"].to_numpy()
     cgs = df[(df["label"] == "cgs") & (df["pass"] == 1000)].sort_values("seed")["ll"].to_numpy()
     batch = df[(df["label"] == "vb_batch") & (df["pass"] == 20)]["ll"].to_numpy()
@@ -166,7 +151,7 @@ def test_caption_states_the_final_gaps_from_the_traces(tmp_path, drawn):
     assert f"− VB batch (gensim) (document completion): {same.mean() - batch.mean():+.3f}" in text
 
 
-def test_a_fall_on_the_last_pass_is_marked(tmp_path, drawn):
+def test_a_fall_on_the_last_pass_is_marked(tmp_path, drawn_figures):
     rows = []
     for s in SEEDS:
         rows += run("same", "same", s, curve(-7.35 + 0.001 * s, seed=s))
@@ -175,12 +160,12 @@ def test_a_fall_on_the_last_pass_is_marked(tmp_path, drawn):
         rows += run("same_invlinear", "same", s, falls)
     figures.fig_schedules(pd.DataFrame(rows), [tmp_path / "f.png"], "S",
                           {"constant": "same", "invlinear": "same_invlinear"})
-    notes = [t.get_text() for ax in drawn[-1].axes for t in ax.texts]
+    notes = [t.get_text() for ax in drawn_figures[-1].axes for t in ax.texts]
     assert any(n.startswith("invlinear falls 0.05") for n in notes), notes
     assert not any(n.startswith("constant falls") for n in notes)
 
 
-def test_crossover_study_says_one_seed_and_draws_the_main_point(tmp_path, drawn):
+def test_crossover_study_says_one_seed_and_draws_the_main_point(tmp_path, drawn_figures):
     rows = []
     for k, frac, same, vb, cgs in ((8, 0.25, -7.6, -7.5, -7.55), (8, 1.0, -7.4, -7.45, -7.38),
                                    (32, 0.25, -7.9, -7.7, -7.8), (32, 1.0, -7.6, -7.55, -7.5)):
@@ -203,7 +188,7 @@ def test_crossover_study_says_one_seed_and_draws_the_main_point(tmp_path, drawn)
     out = tmp_path / "s"
     study.crossover_study(df, [out.with_suffix(".png")], out.with_suffix(".csv"),
                           out.with_suffix(".md"), "S", main_n_topics=16)
-    fig = drawn[-1]
+    fig = drawn_figures[-1]
     assert "one seed per point" in fig._suptitle.get_text()
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
     ax = fig.axes[0]

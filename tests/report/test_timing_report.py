@@ -66,20 +66,6 @@ def main_frame(passes=6, twins=()):
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
-def drawn_figures(monkeypatch):
-    """The figures passed to seconds_figure._save (saved as usual), to read what was drawn."""
-    saved = []
-    real = seconds_figure._save
-
-    def keep(fig, outputs, also=()):
-        saved.append(fig)
-        real(fig, outputs, also)
-
-    monkeypatch.setattr(seconds_figure, "_save", keep)
-    return saved
-
-
 def test_fig_ll_vs_seconds_draws_the_mean_over_seeds_and_each_methods_cost(tmp_path,
                                                                            drawn_figures):
     passes = 6
