@@ -491,13 +491,17 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     n = len(runs)
     cols = 2 if n > 1 else 1
     nrows = -(-n // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(6.4 * cols / 1.3, 3.6 * nrows),
-                             squeeze=False, sharey=True)
-    fig.text(0.01, -0.01, figure_caption("sensitivity", caption), ha="left", va="top",
-             fontsize=7, wrap=True)
+    n_other = sum(label != SENS_MAIN_LABEL for values in runs.values()
+                  for label in values.values())
+    legend_h = 0.35 + 0.22 * -(-(n_other + 1) // 3)
+    height = 3.6 * nrows + legend_h
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.4 * cols / 1.3, height), squeeze=False,
+                             sharey=True)
     rows = []
+    k = 0  # every (parameter, value) off the main setting: a style of its own, one legend
     for ax, (param, values) in zip(axes.flat, runs.items()):
-        for i, (value, label) in enumerate(values.items()):
+        main_value = next((v for v, lab in values.items() if lab == SENS_MAIN_LABEL), None)
+        for value, label in values.items():
             d = first_seed(df[df["label"] == label]).sort_values("pass")
             if d.empty:
                 continue
@@ -506,19 +510,24 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
             order = (f" ({d['document_order'].iloc[0]})" if param == "document_order"
                      and "document_order" in d and d["document_order"].iloc[0] != value
                      else "")
-            color, ls, marker = VARIANT_STYLES[i % len(VARIANT_STYLES)]
-            ax.plot(d["pass"], d["ll"], color=color, ls=ls, marker=marker, ms=2.5,
-                    lw=2.4 if is_main else 1.2,
-                    label=f"{value}{order}" + (" (main)" if is_main else ""))
+            if is_main:
+                style, name = ("#000000", "-", "o"), "the main setting (each panel's title)"
+            else:
+                style = (OKABE_ITO[1 + k % 7], ("--", "-.", ":", "-")[k // 7 % 4],
+                         "sD^vPX*o"[k % 8])
+                name = f"{param} = {value}{order}"
+                k += 1
+            ax.plot(d["pass"], d["ll"], color=style[0], ls=style[1], marker=style[2], ms=2.5,
+                    lw=2.4 if is_main else 1.3, label=name)
             fin = float(d["ll"].iloc[-1])
             rows.append({"parameter": param, "value": value, "label": label, "main": is_main,
                          "first_pass_ll": float(d["ll"].iloc[0]), "final_ll": fin,
                          "final_minus_main": None if main_final is None else fin - main_final})
-        ax.set_title(param, fontsize=9)
+        ax.set_title(param + (f" (main: {main_value})" if main_value is not None else ""),
+                     fontsize=9)
         ax.set_xlabel("passes over the training documents")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
     for ax in axes[:, 0]:
         ax.set_ylabel("validation ll (nats/token)")
     for ax in list(axes.flat)[n:]:
@@ -526,7 +535,10 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
     fig.suptitle(f"{_dataset_title(df, caption)}: SAME sensitivity at the main setting, "
                  "on validation documents",
                  fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, legend_h / height, 1, 1))
+    _figure_legend(fig, list(axes.flat), legend_h, height)
+    fig.text(0.01, -0.005, figure_caption("sensitivity", caption), ha="left", va="top",
+             fontsize=7, wrap=True)
     _save(fig, outputs, also=[(csv_path, text_kind("table", csv_text(rows)))])
     plt.close(fig)
     write_csv(rows, csv_path)

@@ -198,3 +198,44 @@ def test_crossover_study_says_one_seed_and_draws_the_main_point(tmp_path, drawn_
     assert len(same_star) == 1
     assert same_star[0].get_ydata()[0] == pytest.approx(-7.42 - -7.44)
     assert same_star[0].get_xdata()[0] == pytest.approx(40_000 / (16 * 100))
+
+
+def test_every_figure_function_draws_one_legend_and_styles_apart(tmp_path, drawn_figures):
+    """fig1c (samples per word), the prior-scale comparison, fig1_seconds and the sensitivity
+    figure too: one legend for the figure, none in a panel, and no two named lines alike in
+    both colour and line style."""
+    from same.report import seconds
+
+    df = main_frame()
+    df["other_cores"], df["shared"] = 0.0, False
+    m1 = pd.DataFrame([r for s in SEEDS[:1] for r in run("same_m1_long", "same", s,
+                                                          curve(-7.4, n=40, seed=s), m=1.0)])
+    figures.fig_ll_vs_samples(pd.concat([df, m1]), [tmp_path / "c.png"], "S",
+                              {"same": "SAME m=100", "same_m1_long": "SAME m=1", "cgs": "CGS"})
+    scale = pd.DataFrame(run("same_scale_paper", "same", 0, curve(-7.37)))
+    figures.fig_variants(pd.concat([df, scale]), [tmp_path / "p.png"], "S",
+                         {"bidmach": "same", "paper": "same_scale_paper"}, "prior scale")
+    seconds.fig_ll_vs_seconds(df, [tmp_path / "s.png"], "S")
+    sens = pd.DataFrame([r for lab, final in (("sens_main", -7.35), ("sens_a_0.01", -7.4),
+                                              ("sens_a_0.5", -7.36), ("sens_m_20", -7.38),
+                                              ("sens_m_500", -7.34))
+                         for r in run(lab, "same", 0, curve(final))])
+    figures.fig_sensitivity(sens, [tmp_path / "v.png"], tmp_path / "v.csv", "S",
+                            {"alpha": {"0.1": "sens_main", "0.01": "sens_a_0.01",
+                                       "0.5": "sens_a_0.5"},
+                             "m": {"100": "sens_main", "20": "sens_m_20", "500": "sens_m_500"}})
+    assert len(drawn_figures) == 4
+    for fig in drawn_figures:
+        assert len(fig.legends) == 1
+        assert all(ax.get_legend() is None for ax in fig.axes)
+        styles = {}
+        for ax in fig.axes:
+            for ln in ax.get_lines():
+                name = ln.get_label()
+                if not name.startswith("_") and len(ln.get_xdata()):
+                    styles.setdefault((ln.get_color(), str(ln.get_linestyle())), set()).add(
+                        name.split(" (mean")[0])
+        assert all(len(names) == 1 for names in styles.values()), styles
+    names = [t.get_text() for t in drawn_figures[-1].legends[0].get_texts()]
+    assert names == ["the main setting (each panel's title)", "alpha = 0.01", "alpha = 0.5",
+                     "m = 20", "m = 500"]
