@@ -44,11 +44,11 @@ VECTORIZER_DEFAULTS = {
     "min_df": 1,          # CountVectorizer: documents (int) or fraction of them (float)
     "max_df": 1.0,        # CountVectorizer: documents (int) or fraction of them (float)
     "min_count": 1,       # ours: occurrences in the whole corpus (UCI: 11, "more than ten")
-    "strip": [],          # any of headers, footers, quotes (fetch_20newsgroups' remove=)
+    "strip": [],          # any of headers, footers, quotes (fetch_20newsgroups' remove=), html
     "encoding": "utf-8",  # of every file; a byte outside it is an error
     "drop_empty": False,  # drop documents left with no word (else: an error naming one)
 }
-_STRIP = ("headers", "footers", "quotes")
+_STRIP = ("headers", "footers", "quotes", "html")
 _CACHE_VERSION = 1  # bump when the cached arrays' meaning changes
 _CACHE_REMEDY = "delete it: the next load rebuilds it"
 

@@ -55,6 +55,7 @@ import json
 import os
 import re
 import warnings
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -329,10 +330,48 @@ def _strip(text: str, strip) -> str:
     )
 
     for part, fn in (("headers", strip_newsgroup_header), ("footers", strip_newsgroup_footer),
-                     ("quotes", strip_newsgroup_quoting)):
+                     ("quotes", strip_newsgroup_quoting), ("html", strip_html)):
         if part in strip:
             text = fn(text)
     return text
+
+
+class _TextOfHTML(HTMLParser):
+    """Character data of HTML, by the standard library's parser: entities decoded, every tag
+    a word boundary, comments and the contents of ``<script>`` and ``<style>`` dropped."""
+
+    _HIDDEN = frozenset({"script", "style"})
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag in self._HIDDEN
+        self.parts.append(" ")
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag in self._HIDDEN and self._hidden > 0
+        self.parts.append(" ")
+
+    def handle_startendtag(self, tag, attrs):  # <br />: a boundary, never a hidden block
+        self.parts.append(" ")
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def strip_html(text: str) -> str:
+    """The text of a document written in HTML (``strip: [html]``): markup removed by
+    :class:`html.parser.HTMLParser` (``<br />`` and every other tag a word boundary, entities
+    such as ``&amp;`` and ``&eacute;`` decoded, comments, scripts and styles dropped), so no
+    tag or entity name becomes a word."""
+    parser = _TextOfHTML()
+    parser.feed(text)
+    parser.close()
+    return "".join(parser.parts)
 
 
 # --------------------------------------------------------------------------- vectorizing

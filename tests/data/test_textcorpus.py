@@ -188,7 +188,7 @@ def test_csv_without_the_named_column(tmp_path, cache):
     ({"source": "folder", "path": "d", "vectorizer": {"stemming": True}},
      "corpora.toy.vectorizer.stemming: unknown setting"),
     ({"source": "folder", "path": "d", "vectorizer": {"strip": ["signatures"]}},
-     "corpora.toy.vectorizer.strip: 'signatures' is not one of headers, footers, quotes"),
+     "corpora.toy.vectorizer.strip: 'signatures' is not one of headers, footers, quotes, html"),
     ({"source": "folder", "path": "d", "vectorizer": {"encoding": "klingon"}},
      "corpora.toy.vectorizer.encoding: unknown text encoding 'klingon'"),
     ({"source": "uci", "docword": "d", "vectorizer": {"min_df": 2}},
@@ -202,7 +202,7 @@ def test_csv_without_the_named_column(tmp_path, cache):
     ({"source": "folder", "path": "d", "vectorizer": {"encoding": 5}},
      "corpora.toy.vectorizer.encoding: must be the name of a text encoding"),
     ({"source": "folder", "path": "d", "vectorizer": {"strip": "headers"}},
-     "corpora.toy.vectorizer.strip: must be a list of headers, footers, quotes"),
+     "corpora.toy.vectorizer.strip: must be a list of headers, footers, quotes, html"),
     ({"source": "folder", "path": "d", "vectorizer": {"drop_empty": "no"}},
      "corpora.toy.vectorizer.drop_empty: must be true or false"),
     ({"source": "folder", "path": "d", "vectorizer": {"min_count": True}},
@@ -480,3 +480,21 @@ def test_20newsgroups_bad_archives_leave_nothing_and_never_poison_a_later_run(
         monkeypatch.setenv("SAME_DATA_DIR", str(good.parent))
         words[tag] = load_corpus("news", {"source": "20newsgroups"}).vocab
     assert words == {"one": ["crew", "orbit", "rocket"], "two": ["crew", "engine", "wheel"]}
+
+
+def test_html_markup_never_becomes_a_word(tmp_path, cache):
+    """Issue 52: `strip: [html]` removes markup as the standard library's HTML parser reads it:
+    `<br />` (3.8 % of a user's tokens were `br`) and every tag a word boundary, entities
+    decoded, comments, scripts and styles dropped; without it the markup's names are words."""
+    docs = {"a/1": "Rockets launch<br />orbit &amp; moon<br/>tonight <!-- hidden remark -->",
+            "a/2": "<p>Caf&eacute; &lt;menu&gt; served</p><script>var tracker = 1</script>"
+                   "<style>body { color: red }</style>été",
+            "b/3": "<div class='x'>plain <b>bold</b>words</div>"}
+    folder = write_folder(tmp_path / "html", docs)
+    spec = {"source": "folder", "path": str(folder), "shuffle": False,
+            "vectorizer": {"strip": ["html"], "stop_words": None}}
+    vocab = set(load_corpus("page", spec).vocab)
+    assert vocab == {"rockets", "launch", "orbit", "moon", "tonight", "café", "menu", "served",
+                     "été", "plain", "bold", "words"}
+    raw = set(load_corpus("raw", {**spec, "vectorizer": {"stop_words": None}}).vocab)
+    assert {"br", "amp", "eacute", "script", "tracker", "hidden", "div"} <= raw
