@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from same.experiments.config import (backend_problem, check_config, check_config_files,
-                                     config_error_line, rename_keys, type_overrides)
+                                     config_error_line, rename_keys, seeds_note, type_overrides)
 from same.data.textcorpus import check_corpus_paths
 
 min_version("8.0")
@@ -45,6 +45,10 @@ BACKEND_PROBLEM = backend_problem(config) if workflow.is_main_process else None
 if BACKEND_PROBLEM:
     print(f"note: {BACKEND_PROBLEM}: a run whose jobs run here stops before its first job",
           file=sys.stderr)
+# fewer seeds than the verdicts are built for: said before any fit (a dry run says it too)
+SEEDS_NOTE = seeds_note(config) if workflow.is_main_process else None
+if SEEDS_NOTE:
+    print(f"note: {SEEDS_NOTE}", file=sys.stderr)
 
 
 onstart:

@@ -109,6 +109,25 @@ def check_config_files(paths) -> None:
             raise ValueError(f"config file {' '.join(str(exc).split())}") from None
 
 
+#: The seeds per run the verdicts are built for: Student-t intervals and Welch tests over
+#: seeds (same.report.stats) with fewer than five are wide enough that a real difference of a
+#: few hundredths reads as "partly"; with one, no test is made and the claim is not judged.
+VERDICT_SEEDS = 5
+
+
+def seeds_note(config: dict) -> str | None:
+    """The note a run with fewer seeds than :data:`VERDICT_SEEDS` prints before any fit (the
+    workflow's dry run included); None with enough."""
+    n = len(config.get("seeds") or [])
+    if n >= VERDICT_SEEDS:
+        return None
+    what = ("no verdict that needs a test over seeds is judged (each says 'not judged')"
+            if n < 2 else "the verdicts' 95% intervals and Welch tests are wide; a real "
+            "difference of a few hundredths may read 'partly' or 'not reproduced'")
+    return (f"config seeds: {n} per run ({config.get('seeds')}), fewer than the {VERDICT_SEEDS} "
+            f"the verdicts are built for: {what}")
+
+
 def backend_problem(config: dict) -> str | None:
     """Why this machine cannot run the config's ``backend`` (one line naming the key), or
     None when it can (:func:`same.model.backend.check_backend`: for ``cupy``, CuPy imports and a

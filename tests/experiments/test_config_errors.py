@@ -260,3 +260,29 @@ def test_backend_problem_names_the_key(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
     assert backend_problem(config(backend="cupy")) == CUPY_MISSING
     assert backend_problem(config(backend="numpy")) is None
+
+
+def test_fewer_seeds_than_the_verdicts_need_are_said_before_any_fit(tmp_path):
+    """Issue 52: 3 seeds ran with no word, although the verdicts are built for 5. A dry run
+    (so also a run, before its first job) notes it, saying what fewer seeds do to the
+    verdicts; one seed says no test over seeds is judged; five say nothing."""
+    from test_workflow import smk
+
+    from same.experiments.config import VERDICT_SEEDS, seeds_note
+
+    def note(seeds):
+        (tmp_path / "p.yaml").write_text(f"seeds: {seeds}\n")
+        res = smk("-n", "--directory", str(tmp_path / "w"), "--snakefile",
+                  str(REPO / "Snakefile"), "--configfile", str(REPO / "config/ci.yaml"),
+                  str(tmp_path / "p.yaml"))
+        assert res.returncode == 0, res.stderr[-2000:]
+        return [ln for ln in res.stderr.splitlines() if ln.startswith("note: config seeds")]
+
+    assert VERDICT_SEEDS == 5
+    assert note([0, 1, 2]) == [
+        "note: config seeds: 3 per run ([0, 1, 2]), fewer than the 5 the verdicts are built "
+        "for: the verdicts' 95% intervals and Welch tests are wide; a real difference of a "
+        "few hundredths may read 'partly' or 'not reproduced'"]
+    assert note([0]) == [f"note: {seeds_note({'seeds': [0]})}"]
+    assert "not judged" in seeds_note({"seeds": [0]})
+    assert note([0, 1, 2, 3, 4]) == []
