@@ -22,8 +22,8 @@ __all__ = ["code_fingerprint", "provenance", "write_json"]
 #: (core, baselines, and the GPU extras' CuPy, numba-cuda and CUDA toolkit) and the workflow
 #: (tests/experiments/test_provenance.py checks it covers them, read from pyproject.toml).
 _PACKAGES = ("same-lda", "numpy", "scipy", "numba", "scikit-learn", "pyarrow", "pooch",
-             "gensim", "tomotopy", "snakemake", "cupy", "cupy-cuda12x", "cupy-cuda13x",
-             "numba-cuda", "cuda-toolkit", "cuda-bindings")
+             "jsonschema", "gensim", "tomotopy", "snakemake", "cupy", "cupy-cuda12x",
+             "cupy-cuda13x", "numba-cuda", "cuda-toolkit", "cuda-bindings")
 
 
 #: What "-dirty" is about: the code and workflow, not the results and figures they write.
