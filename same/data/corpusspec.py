@@ -62,6 +62,21 @@ class TextCorpusError(CorpusFormatError):
 NAME_PATTERN = re.compile(r"[a-z0-9]+")
 
 
+def _check_spec_paths(where: str, spec: dict) -> None:
+    """The files or folder a spec names exist (a folder for ``folder``, else regular files)."""
+    for key in ("path", "docword", "vocab"):
+        if key not in spec:
+            continue
+        if spec["source"] == "folder":
+            if not Path(spec[key]).expanduser().is_dir():
+                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such folder")
+        else:
+            try:
+                regular_file(spec[key], f"{where}.{key}")
+            except CorpusNotFoundError:
+                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such file") from None
+
+
 def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
     """The spec with its vectorizer's defaults filled in.
 
@@ -114,17 +129,7 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
                                   f"{_MAX_LINE_BYTES_CAP} (bytes of the longest line read)")
     _check_order(where, spec)
     if check_paths:
-        for key in ("path", "docword", "vocab"):
-            if key not in spec:
-                continue
-            if source == "folder":
-                if not Path(spec[key]).expanduser().is_dir():
-                    raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such folder")
-            else:
-                try:
-                    regular_file(spec[key], f"{where}.{key}")
-                except CorpusNotFoundError:
-                    raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such file") from None
+        _check_spec_paths(where, spec)
     vec = spec.get("vectorizer") or {}
     if not isinstance(vec, dict):
         raise TextCorpusError(f"{where}.vectorizer: must be a mapping of settings")

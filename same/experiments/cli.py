@@ -147,67 +147,74 @@ def _check_paths_given(args) -> None:
                 raise ValueError(f"{option}: an empty path; give the path of a file or folder")
 
 
+def _json_option(text: str, option: str):
+    """The JSON an option gives (a key given twice refused), or one line naming it."""
+    from same.io.textinput import loads_json
+
+    try:
+        return loads_json(text, option)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{option}: not JSON ({exc})") from None
+
+
+def _split(args) -> None:
+    """``same-lda split``: a UCI dataset, a synthetic corpus file or a corpus spec, split."""
+    from same.data import corpus
+    from same.data.split import make_split
+    from same.io.outputs import check_target, npz_kind
+
+    spec = None
+    if args.name is not None:
+        from same.data.registry import check_own_name
+
+        if args.corpus_spec is None:
+            raise ValueError("--name: applies only with --corpus-spec (a dataset or a "
+                             "synthetic corpus file names itself)")
+        check_own_name(args.name, "--name", "corpus")
+    if args.corpus_spec is not None:
+        spec = _json_option(args.corpus_spec, "--corpus-spec")
+    inputs = [args.corpus] + ([spec.get(k) for k in ("path", "docword", "vocab")]
+                              if isinstance(spec, dict) else [])
+    check_target(args.out, npz_kind("split"), inputs, option="--out")  # before work
+    folder = spec.get("path") if isinstance(spec, dict) and spec.get("source") == "folder" \
+        else None
+    if isinstance(folder, str) and folder and Path(args.out).resolve().is_relative_to(
+            Path(folder).expanduser().resolve()):
+        raise ValueError(f"--out {args.out}: inside the corpus folder {folder}, whose every "
+                         "file is read as a document; give a path outside it")
+    if args.corpus is not None:
+        from same.data.planted import load_synthetic
+
+        data = load_synthetic(args.corpus)[0]
+    elif args.corpus_spec is not None:
+        from same.data.order import order_description
+        from same.data.textcorpus import load_corpus
+
+        data = load_corpus("corpus" if args.name is None else args.name, spec,
+                           args.data_dir)
+        print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
+                          "n_words": data.n_words, "nnz": data.nnz,
+                          "n_tokens": data.n_tokens,
+                          "n_dropped_empty": data.meta.get("n_dropped_empty", 0),
+                          "order": order_description(data)}))
+    else:
+        data = corpus.load(args.dataset, args.data_dir)
+    digest = make_split(data, args.test_fraction, args.seed).save(
+        args.out, inputs=inputs, option="--out")
+    print(json.dumps({"split": args.out, "sha256": digest}))
+
+
 def _run(args) -> None:
     from same.io.outputs import check_target, npz_kind
 
     _check_paths_given(args)
     if args.command == "split":
-        from same.data import corpus
-        from same.data.split import make_split
-
-        spec = None
-        if args.name is not None:
-            from same.data.registry import check_own_name
-
-            if args.corpus_spec is None:
-                raise ValueError("--name: applies only with --corpus-spec (a dataset or a "
-                                 "synthetic corpus file names itself)")
-            check_own_name(args.name, "--name", "corpus")
-        if args.corpus_spec is not None:
-            from same.io.textinput import loads_json
-
-            try:
-                spec = loads_json(args.corpus_spec, "--corpus-spec")
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"--corpus-spec: not JSON ({exc})") from None
-        inputs = [args.corpus] + ([spec.get(k) for k in ("path", "docword", "vocab")]
-                                  if isinstance(spec, dict) else [])
-        check_target(args.out, npz_kind("split"), inputs, option="--out")  # before work
-        folder = spec.get("path") if isinstance(spec, dict) and spec.get("source") == "folder" \
-            else None
-        if isinstance(folder, str) and folder and Path(args.out).resolve().is_relative_to(
-                Path(folder).expanduser().resolve()):
-            raise ValueError(f"--out {args.out}: inside the corpus folder {folder}, whose every "
-                             "file is read as a document; give a path outside it")
-        if args.corpus is not None:
-            from same.data.planted import load_synthetic
-
-            data = load_synthetic(args.corpus)[0]
-        elif args.corpus_spec is not None:
-            from same.data.order import order_description
-            from same.data.textcorpus import load_corpus
-
-            data = load_corpus("corpus" if args.name is None else args.name, spec,
-                               args.data_dir)
-            print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
-                              "n_words": data.n_words, "nnz": data.nnz,
-                              "n_tokens": data.n_tokens,
-                              "n_dropped_empty": data.meta.get("n_dropped_empty", 0),
-                              "order": order_description(data)}))
-        else:
-            data = corpus.load(args.dataset, args.data_dir)
-        digest = make_split(data, args.test_fraction, args.seed).save(
-            args.out, inputs=inputs, option="--out")
-        print(json.dumps({"split": args.out, "sha256": digest}))
+        _split(args)
     elif args.command == "synthesize":
         from same.data.planted import save_synthetic, synthetic_corpus
-        from same.io.textinput import loads_json
 
         check_target(args.out, npz_kind("synthetic corpus"), option="--out")
-        try:
-            spec = loads_json(args.spec, "--spec")
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--spec: not JSON ({exc})") from None
+        spec = _json_option(args.spec, "--spec")
         syn = synthetic_corpus(args.name, spec)
         save_synthetic(args.out, syn, args.name, spec, option="--out")
         X = syn.counts

@@ -2,229 +2,29 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from pathlib import Path
-
 import numpy as np
-
-from same.io.outputs import check_target, figure_kind, write_file
 
 from .captions import figure_caption
 from .paper import METHOD_NAMES
-from .traces import configuration_frame, configurations, first_seed, test_traces
+from .plotting import (
+    COLORS,
+    OKABE_ITO,
+    STYLES,
+    VARIANT_STYLES,
+    _band,
+    _band_handles,
+    _dataset_title,
+    _figure_legend,
+    _mark_fall,
+    _save,
+    _ticks_with_ends,
+    _zoom,
+)
+from .traces import configuration_frame, configurations, final_lls, first_seed, test_traces
 from .verdicts import METRICS
 
 __all__ = ["fig_ll_vs_passes", "fig_ll_vs_samples", "fig_m", "fig_sweep", "fig_variants",
-           "fig_schedules", "fig_sensitivity", "figure_caption", "COLORS", "STYLES",
-           "VARIANT_STYLES", "ZOOM_LABEL", "ZOOM_NATS", "ZOOM_FACE", "final_gap_text"]
-
-#: Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008), without its yellow
-#: (too pale on white) and with a neutral grey in its place.
-OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7",
-             "#999999")
-
-#: Each method's colour (Okabe–Ito), line style and marker: no two share any of the three, so
-#: the lines stay apart in grey scale and for a reader who cannot tell the colours apart.
-STYLES = {"same": ("#0072B2", "-", "o"),
-          "vb_online": ("#E69F00", "--", "s"),
-          "vb_batch": ("#009E73", "-.", "^"),
-          "sklearn_online": ("#CC79A7", ":", "D"),
-          "sklearn_batch": ("#56B4E9", (0, (5, 1.5, 1, 1.5, 1, 1.5)), "v"),
-          "cgs": ("#D55E00", (0, (7, 2)), "X")}
-COLORS = {label: style[0] for label, style in STYLES.items()}
-
-#: Colour, marker and line style of each SAME variant of a sweep (m values, schedules), in
-#: order: Okabe–Ito colours, every neighbour differing in colour, marker and line style.
-VARIANT_STYLES = tuple((OKABE_ITO[i], ("-", "--", "-.", ":")[i % 4], marker)
-                       for i, marker in enumerate("osD^vPX*"))
-
-#: The zoom inset of each panel: its Matplotlib label (how tests find it), its face colour
-#: (how the report's screenshot test finds it), and the widest y-range of finals it gathers:
-#: a series whose final mean is more than ZOOM_NATS below the best is left out of the zoom,
-#: and the inset names it.
-ZOOM_LABEL = "zoom"
-ZOOM_FACE = "#fbf6e9"
-ZOOM_NATS = 0.1
-
-
-def _save(fig, outputs: Sequence[str | os.PathLike], also=()) -> None:
-    """Save ``fig`` to each of ``outputs`` (format by suffix) by :mod:`same.io.outputs`'s rules:
-    every target, and each (path, kind) of ``also`` (the figure's other outputs), is checked
-    before any is written; an existing figure is replaced only when Matplotlib made it."""
-    targets = [(Path(out), figure_kind(Path(out).suffix.lstrip("."))) for out in outputs]
-    for out, kind in [*targets, *also]:
-        check_target(out, kind)
-    for out, kind in targets:
-        fmt = out.suffix.lstrip(".")
-        meta = {"CreationDate": None} if fmt == "pdf" else None  # byte-identical reruns
-        write_file(out, lambda f, fmt=fmt, meta=meta: fig.savefig(
-            f, format=fmt, dpi=150, bbox_inches="tight", metadata=meta), kind)
-
-
-def _summary(df, x, y, at=None):
-    """Per value of ``x``: the x coordinate (``at``'s mean over seeds, or x itself), the mean
-    of ``y`` over seeds, its 95 % Student-t interval (the verdicts' :func:`~.stats.t_interval`;
-    NaN for one seed) and its min and max. Arrays sorted by x."""
-    from .stats import t_interval
-
-    rows = []
-    for value, g in df.groupby(x):
-        m, lo, hi = t_interval(g[y].to_numpy())
-        rows.append((float(g[at].mean()) if at else value, m, lo, hi, float(g[y].min()),
-                     float(g[y].max())))
-    xs, mean, lo, hi, mn, mx = (np.array(c, dtype=float) for c in zip(*rows))
-    return xs, mean, lo, hi, mn, mx
-
-
-def _band(ax, df, x, label, style, y="ll", at=None):
-    """Mean over seeds of column ``y`` at each value of ``x``, with its 95 % t interval (the
-    interval the verdicts use) as the band and the min–max over seeds as a lighter one;
-    ``style``: (colour, line style, marker); ``at``: a column plotted as the x coordinate
-    instead, its mean over seeds at each ``x`` (e.g. x = pass, at = train_seconds).
-    Returns what was drawn, for :func:`_zoom`: (label, style, xs, mean, low, high)."""
-    color, ls, marker = style
-    xs, mean, lo, hi, mn, mx = _summary(df, x, y, at)
-    n = df["seed"].nunique()
-    ax.plot(xs, mean, color=color, ls=ls, lw=1.5, marker=marker, ms=3.5, markevery=_every(xs),
-            label=label + (f" (mean of {n} seeds)" if n > 1 else ""))
-    if n > 1:
-        ax.fill_between(xs, lo, hi, color=color, alpha=0.28, lw=0)
-        ax.fill_between(xs, mn, mx, color=color, alpha=0.08, lw=0)
-    return label, style, xs, mean, lo, hi
-
-
-def _every(xs) -> int:
-    """A marker every few points, so markers tell the lines apart without hiding them."""
-    return max(1, len(xs) // 10)
-
-
-def _zoom_range(finals) -> tuple[float, float, list]:
-    """The zoom's y-range from the series' final (mean, low, high): every final mean and t
-    interval of the series within :data:`ZOOM_NATS` of the best final mean, padded by a tenth
-    of their span (at least 0.002 nats/token); returns (low, high, indices left out)."""
-    best = max(f[0] for f in finals)
-    kept = [i for i, f in enumerate(finals) if f[0] >= best - ZOOM_NATS]
-    vals = [v for i in kept for v in finals[i] if np.isfinite(v)]
-    lo, hi = min(vals), max(vals)
-    pad = max(0.1 * (hi - lo), 0.002)
-    return lo - pad, hi + pad, [i for i in range(len(finals)) if i not in kept]
-
-
-def _zoom(ax, z, drawn, hline=None, last: int | None = None):
-    """Panel ``z`` (under ``ax``) zooms on ``ax``'s last checkpoints: each series of ``drawn``
-    (:func:`_band`'s returns) with its t-interval band, the y-range set by the final means and
-    intervals (:func:`_zoom_range`): the resolution the verdicts read; the zoomed region is
-    outlined on ``ax``. ``hline``: a reference (name, colour, y) drawn there too, or named when
-    outside the range."""
-    from matplotlib.ticker import MaxNLocator
-
-    drawn = [d for d in drawn if len(d[2])]
-    if not drawn:
-        z.set_visible(False)
-        return None
-    n = max(len(d[2]) for d in drawn)
-    last = last or max(3, -(-n // 4))
-    finals = [(d[3][-1], d[4][-1], d[5][-1]) for d in drawn]
-    y0, y1, out = _zoom_range(finals)
-    z.set_label(ZOOM_LABEL)
-    z.set_facecolor(ZOOM_FACE)
-    x0 = min(d[2][-last] if len(d[2]) >= last else d[2][0] for d in drawn)
-    x1 = max(d[2][-1] for d in drawn)
-    for i, (_, (color, ls, marker), xs, mean, lo, hi) in enumerate(drawn):
-        if i in out:
-            continue
-        keep = xs >= x0
-        z.plot(xs[keep], mean[keep], color=color, ls=ls, lw=1.3, marker=marker, ms=3)
-        z.fill_between(xs[keep], lo[keep], hi[keep], color=color, alpha=0.28, lw=0)
-    notes = []
-    if hline is not None:
-        name, color, y = hline
-        if y0 <= y <= y1:
-            z.axhline(y, color=color, ls=":", lw=1)
-        else:
-            notes.append(f"{name}: {y:.3f} ({'above' if y > y1 else 'below'})")
-    if out:
-        notes.append("below the zoom: " + ", ".join(
-            f"{drawn[i][0]} ({finals[i][0] - max(f[0] for f in finals):+.3f})" for i in out))
-    z.set_ylim(y0, y1)
-    pad = 0.04 * (x1 - x0 or 1)
-    z.set_xlim(x0 - pad, x1 + pad)
-    z.set_title("zoom on the last checkpoints (outlined above; band: 95 % t interval)"
-                + "".join(f"\n{note}" for note in notes), fontsize=7, pad=3)
-    z.tick_params(labelsize=7)
-    z.grid(alpha=0.3)
-    z.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.indicate_inset((x0 - pad, y0, x1 - x0 + 2 * pad, y1 - y0), edgecolor="0.35", alpha=0.9,
-                      lw=0.8)
-    return z
-
-
-#: A series whose last checkpoint falls this far (nats/token) below the one before, and below
-#: that checkpoint's interval, is marked where it falls (e.g. inverse-linear annealing, whose
-#: m is smallest on the last pass).
-FALL_NATS = 0.01
-
-
-def _mark_fall(ax, name, color, xs, mean, lo, hi) -> bool:
-    """Ring and name the last checkpoint of a series that falls there (:data:`FALL_NATS`)."""
-    if len(xs) < 2:
-        return False
-    drop = mean[-2] - mean[-1]
-    below = not np.isfinite(lo[-2]) or hi[-1] < lo[-2]
-    if drop < FALL_NATS or not below:
-        return False
-    ax.plot(xs[-1], mean[-1], "o", ms=11, mfc="none", mec=color, mew=1.4)
-    ax.annotate(f"{name} falls {drop:.3f} on its last pass", (xs[-1], mean[-1]),
-                xytext=(-8, -4), textcoords="offset points", ha="right", va="top", fontsize=7,
-                color=color)
-    return True
-
-
-def _figure_legend(fig, axes, bottom_inches: float, height: float, extra=()):
-    """One legend for the whole figure, below its panels: each name once, from every panel
-    (insets excluded), then ``extra`` (handle, name) pairs."""
-    seen = {}
-    for ax in axes:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(name, handle)
-    for handle, name in extra:
-        seen.setdefault(name, handle)
-    if seen:
-        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=8,
-                   ncol=min(3, len(seen)), frameon=False, bbox_to_anchor=(0.5, 0.0))
-    return bottom_inches / height
-
-
-def _band_handles(n_seeds: int):
-    """Legend entries saying what the two bands are."""
-    from matplotlib.patches import Patch
-
-    if n_seeds < 2:
-        return []
-    return [(Patch(color="0.35", alpha=0.45, lw=0),
-             f"dark band: 95 % t interval over {n_seeds} seeds"),
-            (Patch(color="0.35", alpha=0.12, lw=0), "light band: min–max over seeds")]
-
-
-def _dataset_title(df, caption: str) -> str:
-    """The dataset's name for a figure title, marked SYNTHETIC when the caption (the
-    workflow's dataset description) says it is."""
-    name = str(df["dataset"].iloc[0])
-    return f"{name} (SYNTHETIC data)" if f"{name} (SYNTHETIC" in caption else name
-
-
-def _ticks_with_ends(ax, xs) -> None:
-    """Integer ticks that always include the first and the last checkpoint."""
-    from matplotlib.ticker import MaxNLocator
-
-    xs = sorted(set(float(v) for v in xs))
-    if not xs:
-        return
-    lo, hi = xs[0], xs[-1]
-    auto = [t for t in MaxNLocator(integer=True, nbins=7).tick_values(lo, hi) if lo < t < hi]
-    ticks = sorted({lo, hi, *(t for t in auto if min(abs(t - lo), abs(t - hi)) >= (hi - lo) / 12)})
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+           "fig_schedules", "fig_sensitivity", "figure_caption", "final_gap_text"]
 
 
 def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
@@ -306,12 +106,6 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
     plt.close(fig)
 
 
-def _finals(df, label: str, metric: str) -> np.ndarray:
-    """Per seed of ``label``: its held-out ll under ``metric`` at its last checkpoint."""
-    d = df[df["label"] == label].sort_values("pass")
-    return d.groupby("seed")[metric].last().to_numpy(dtype=float)
-
-
 def final_gap_text(df, a: str, b: str, names: dict, metric: str = "ll",
                    b_reference: bool = False) -> str:
     """"Final gap A − B (metric): −0.086 ± 0.006 (...; Welch p ...)": the difference of the
@@ -323,10 +117,10 @@ def final_gap_text(df, a: str, b: str, names: dict, metric: str = "ll",
 
     if metric not in df.columns or not (df["label"] == a).any() or not (df["label"] == b).any():
         return ""
-    fa = _finals(df, a, metric)
+    fa = final_lls(df, a, y=metric)
     fb = cgs_reference(df, b, y=metric) if b_reference else None
     name_b = names[b] + (f" after {CGS_REFERENCE_ITERATION} iterations" if fb is not None else "")
-    fb = _finals(df, b, metric) if fb is None else fb
+    fb = final_lls(df, b, y=metric) if fb is None else fb
     ma, la, ha = t_interval(fa)
     mb, lb, hb = t_interval(fb)
     half = np.hypot(ha - ma, hb - mb)
@@ -465,6 +259,18 @@ def fig_schedules(df, outputs, caption: str, runs: dict) -> None:
               reference="constant" if "constant" in runs else None)
 
 
+def _sensitivity_style(d, param: str, value: str, k: int | None) -> tuple[tuple, str]:
+    """Style and legend name of one sensitivity run: the main setting (``k`` None) black; the
+    ``k``-th other (parameter, value) of the figure a style of its own. A document order says
+    what it resolved to (meta.json), e.g. "other (shuffled)"."""
+    if k is None:
+        return ("#000000", "-", "o"), "the main setting (each panel's title)"
+    order = (f" ({d['document_order'].iloc[0]})" if param == "document_order"
+             and "document_order" in d and d["document_order"].iloc[0] != value else "")
+    return ((OKABE_ITO[1 + k % 7], ("--", "-.", ":", "-")[k // 7 % 4], "sD^vPX*o"[k % 8]),
+            f"{param} = {value}{order}")
+
+
 def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dict]:
     """SAME's sensitivity at the main setting: one panel per parameter, ll vs passes for each
     value (first seed), and a CSV of final and first-pass ll per (parameter, value).
@@ -506,17 +312,8 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
             if d.empty:
                 continue
             is_main = label == SENS_MAIN_LABEL
-            # a document order says what it resolved to (meta.json): "other (shuffled)"
-            order = (f" ({d['document_order'].iloc[0]})" if param == "document_order"
-                     and "document_order" in d and d["document_order"].iloc[0] != value
-                     else "")
-            if is_main:
-                style, name = ("#000000", "-", "o"), "the main setting (each panel's title)"
-            else:
-                style = (OKABE_ITO[1 + k % 7], ("--", "-.", ":", "-")[k // 7 % 4],
-                         "sD^vPX*o"[k % 8])
-                name = f"{param} = {value}{order}"
-                k += 1
+            style, name = _sensitivity_style(d, param, value, None if is_main else k)
+            k += not is_main
             ax.plot(d["pass"], d["ll"], color=style[0], ls=style[1], marker=style[2], ms=2.5,
                     lw=2.4 if is_main else 1.3, label=name)
             fin = float(d["ll"].iloc[-1])

@@ -7,7 +7,8 @@ import textwrap
 
 from same.experiments.tuning import CONFIGURATIONS
 
-from .figures import _save, figure_caption
+from .captions import figure_caption
+from .plotting import _save
 from .verdicts import METRICS_SHORT
 
 __all__ = ["fig_verdict_overview", "verdict_column", "verdict_grid", "OUTCOME_COLORS",

@@ -4,8 +4,9 @@ C5: speed)."""
 
 from __future__ import annotations
 
-from .figures import STYLES, _band, _band_handles, _dataset_title, _save, figure_caption
+from .captions import figure_caption
 from .paper import METHOD_NAMES
+from .plotting import STYLES, _band, _band_handles, _dataset_title, _save
 from .timing import entry_of, per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
@@ -68,6 +69,23 @@ def _cost_bars(ax, series: dict) -> None:
     ax.grid(alpha=0.3, axis="x")
 
 
+def _legend(df, handles: dict) -> tuple[list, list[str]]:
+    """The figure's legend: each method drawn (``handles``: label → its line), named with the
+    implementation timed, then the target line and the bands."""
+    from .stats import CGS_REFERENCE_ITERATION
+
+    n_seeds = int(df[df["label"].isin(list(METHOD_NAMES))].groupby("label")["seed"]
+                  .nunique().max()) if not df.empty else 0
+    order = [lab for lab in METHOD_NAMES if lab in handles]
+    entries = [(handles[lab], _method_name(lab, implementation(lab, df[df["label"] == lab])))
+               for lab in order]
+    if "target" in handles:
+        entries.append((handles["target"], f"CGS's ll after {CGS_REFERENCE_ITERATION} "
+                        "iterations: the paper's convergence target (C4, C5)"))
+    entries += _band_handles(n_seeds)
+    return [h for h, _ in entries], [n for _, n in entries]
+
+
 def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[str, dict]]:
     """Held-out ll against training seconds for every method of the main comparison (SAME,
     VB online and batch of gensim and scikit-learn, CGS): a row per configuration the traces
@@ -87,6 +105,8 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
 
     from same.experiments.tuning import CONFIGURATIONS
 
+    from .stats import cgs_reference
+
     df = test_traces(df)
     if timing is not None:
         df = retime(df, timing, labels=timed_labels(df))
@@ -100,8 +120,6 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
     fig, axes = plt.subplots(len(configs), ncols, squeeze=False,
                              figsize=(5.0 * len(metrics) + 5.2, height),
                              gridspec_kw={"width_ratios": [1.0] * len(metrics) + [1.05]})
-    from .stats import CGS_REFERENCE_ITERATION, cgs_reference
-
     handles = {}
     target = {m: cgs_reference(df, y=m) for m in metrics}
     for config, ax_row in zip(configs, axes):
@@ -123,18 +141,7 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
                 ax.sharey(axes[0, j])
         _cost_bars(ax_row[-1], series)
         ax_row[-1].set_title(f"{CONFIGURATIONS[config]}: " + ax_row[-1].get_title(), fontsize=9)
-    n_seeds = int(df[df["label"].isin(list(METHOD_NAMES))].groupby("label")["seed"]
-                  .nunique().max()) if not df.empty else 0
-    order = [lab for lab in METHOD_NAMES if lab in handles]
-    legend = [handles[lab] for lab in order]
-    names = [_method_name(lab, implementation(lab, df[df["label"] == lab])) for lab in order]
-    if "target" in handles:
-        legend.append(handles["target"])
-        names.append(f"CGS's ll after {CGS_REFERENCE_ITERATION} iterations: the paper's "
-                     "convergence target (C4, C5)")
-    for handle, name in _band_handles(n_seeds):
-        legend.append(handle)
-        names.append(name)
+    legend, names = _legend(df, handles)
     fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds "
                  "measured alone, and seconds per pass"
                  + (f" (not drawn, seconds refused: {', '.join(sorted(refused))})"

@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from .captions import figure_caption
-from .figures import STYLES, _save
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
+from .plotting import STYLES, _save
 from .tables import write_table
 from .traces import PAPER_TOKENS_PER_PARAMETER
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC
@@ -50,21 +50,26 @@ def study_rows(df, metric: str = "ll") -> list[dict]:
         last = g.sort_values("pass").groupby("study_method").last()
         tokens, words = float(last["n_train_tokens"].iloc[0]), float(last["n_words"].iloc[0])
         row = {"n_topics": int(k), "train_fraction": float(frac), "n_train_tokens": int(tokens),
-               "tokens_per_parameter": tokens / (int(k) * words)}
-        for m in methods:
-            row[f"{m}_ll"] = float(last.loc[m, metric]) if m in last.index else None
-        vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch")
-               if row.get(f"{m}_ll") is not None]
-        best_vb = max(vbs) if vbs else None
-        row["best_vb_ll"] = best_vb
-        for m in methods:
-            v = row[f"{m}_ll"]
-            row[f"{m}_minus_best_vb"] = None if v is None or best_vb is None else v - best_vb
+               "tokens_per_parameter": tokens / (int(k) * words),
+               **_point(last, methods, metric)}
         s, c, b = (row.get(f"{m}_ll") for m in ("same", "cgs", "vb_batch"))
         row["same_minus_cgs"] = None if s is None or c is None else s - c
         row["same_minus_vb_batch"] = None if s is None or b is None else s - b
         rows.append(row)
     return sorted(rows, key=lambda r: (r["tokens_per_parameter"], r["n_topics"]))
+
+
+def _point(last, methods, metric: str) -> dict:
+    """One point's final ll of each method (``last``: its last checkpoint, indexed by method)
+    and each one's difference to the better VB method's there (None where missing)."""
+    row = {f"{m}_ll": float(last.loc[m, metric]) if m in last.index else None for m in methods}
+    vbs = [row[f"{m}_ll"] for m in ("vb_online", "vb_batch") if row.get(f"{m}_ll") is not None]
+    best_vb = max(vbs) if vbs else None
+    row["best_vb_ll"] = best_vb
+    for m in methods:
+        v = row[f"{m}_ll"]
+        row[f"{m}_minus_best_vb"] = None if v is None or best_vb is None else v - best_vb
+    return row
 
 
 def crossover(scale, diff, threshold: float = 0.0) -> dict:
@@ -156,12 +161,12 @@ def main_point(df, n_topics: int, metric: str = "ll") -> dict | None:
     if not methods or not {"vb_online", "vb_batch"} & set(methods) or metric not in df.columns:
         return None
     d = df[df["label"].isin(methods)]
-    d = d[d["seed"] == d["seed"].min()].sort_values("pass").groupby("label").last()
+    seed = int(d["seed"].min())
+    d = d[d["seed"] == seed].sort_values("pass").groupby("label").last()
     tokens, words = float(d["n_train_tokens"].iloc[0]), float(d["n_words"].iloc[0])
-    best_vb = max(float(d.loc[m, metric]) for m in ("vb_online", "vb_batch") if m in d.index)
-    return {"n_topics": int(n_topics), "seed": int(df[df["label"].isin(methods)]["seed"].min()),
+    return {"n_topics": int(n_topics), "seed": seed,
             "tokens_per_parameter": tokens / (int(n_topics) * words),
-            **{f"{m}_minus_best_vb": float(d.loc[m, metric]) - best_vb for m in d.index}}
+            **_point(d, methods, metric)}
 
 
 def _plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None,
@@ -201,37 +206,10 @@ _MARKS = (("vb_batch", "SAME overtakes VB batch", "#009E73"),
           ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS (C3)", "#D55E00"))
 
 
-def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) -> list:
-    """One metric's panel; returns the figure legend's handles (methods, K, fractions, marks).
-
-    A line joins one method's points at one K (more training documents, same K); the
-    marker gives the training fraction; a star, the main comparison (``main``,
-    :func:`main_point`). Each crossing (:func:`crossover` status "from") is a vertical line
-    named on the panel; a finding with no crossing in the range studied is said in the panel's
-    corner instead (always / never above).
-    """
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    x = np.array([r["tokens_per_parameter"] for r in rows])
-    ks = sorted({r["n_topics"] for r in rows})
-    fractions = sorted({r["train_fraction"] for r in rows})
-    marker = {f: _FRACTION_MARKERS[i % 4] for i, f in enumerate(fractions)}
-    methods = [m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]]
-    for m in methods:
-        for i, k in enumerate(ks):
-            pts = sorted((r["tokens_per_parameter"], r[f"{m}_minus_best_vb"], r["train_fraction"])
-                         for r in rows if r["n_topics"] == k
-                         and r[f"{m}_minus_best_vb"] is not None)
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], _K_STYLES[i % 4],
-                        color=STYLES[m][0], lw=1.3)
-                for px, py, f in pts:
-                    ax.plot(px, py, marker[f], color=STYLES[m][0], ms=5)
-        if main is not None and f"{m}_minus_best_vb" in main:
-            ax.plot(main["tokens_per_parameter"], main[f"{m}_minus_best_vb"], "*",
-                    color=STYLES[m][0], ms=13, mec="k", mew=0.6, zorder=5)
-    ax.axhline(0, color="0.5", lw=0.8)
+def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
+    """The vertical marks of a panel, each named on it: every crossing (:func:`crossover`
+    status "from"), the main comparison's scale, the paper's NYTimes scale; the findings with
+    no crossing in the range studied said under the panel instead (always / never above)."""
     trans = ax.get_xaxis_transform()
     corner = []
     for key, text, color in _MARKS:
@@ -259,6 +237,40 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) 
     if corner:  # under the panel, clear of the points; a line each
         ax.text(0.0, -0.15, "no crossing in the range studied:\n" + "\n".join(corner),
                 transform=ax.transAxes, fontsize=7, va="top", color="0.2")
+
+
+def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) -> list:
+    """One metric's panel; returns the figure legend's handles (methods, K, fractions, marks).
+
+    A line joins one method's points at one K (more training documents, same K); the
+    marker gives the training fraction; a star, the main comparison (``main``,
+    :func:`main_point`). Each crossing (:func:`crossover` status "from") is a vertical line
+    named on the panel; a finding with no crossing in the range studied is said in the panel's
+    corner instead (always / never above).
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    x = np.array([r["tokens_per_parameter"] for r in rows])
+    ks = sorted({r["n_topics"] for r in rows})
+    fractions = sorted({r["train_fraction"] for r in rows})
+    marker = {f: _FRACTION_MARKERS[i % 4] for i, f in enumerate(fractions)}
+    methods = [m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]]
+    for m in methods:
+        for i, k in enumerate(ks):
+            pts = sorted((r["tokens_per_parameter"], r[f"{m}_minus_best_vb"], r["train_fraction"])
+                         for r in rows if r["n_topics"] == k
+                         and r[f"{m}_minus_best_vb"] is not None)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], _K_STYLES[i % 4],
+                        color=STYLES[m][0], lw=1.3)
+                for px, py, f in pts:
+                    ax.plot(px, py, marker[f], color=STYLES[m][0], ms=5)
+        if main is not None and main.get(f"{m}_minus_best_vb") is not None:
+            ax.plot(main["tokens_per_parameter"], main[f"{m}_minus_best_vb"], "*",
+                    color=STYLES[m][0], ms=13, mec="k", mew=0.6, zorder=5)
+    ax.axhline(0, color="0.5", lw=0.8)
+    _mark_scales(ax, findings, main_scale, x)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))

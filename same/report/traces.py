@@ -196,13 +196,14 @@ def final_ll(run) -> float:
     return float(run.sort_values("pass")["ll"].iloc[-1])
 
 
-def final_lls(df, label: str, at: int = -1) -> np.ndarray:
+def final_lls(df, label: str, at: int = -1, y: str = "ll") -> np.ndarray:
     """Final ll of each seed of a label (empty if the label has no rows); ``at``: another
-    checkpoint counted from the end (-3: the third-last, which the fragility check reads)."""
+    checkpoint counted from the end (-3: the third-last, which the fragility check reads);
+    ``y``: the held-out estimator's column (:data:`~.verdicts.METRICS`)."""
     d = df[df["label"] == label].sort_values("pass")
     if at == -1:
-        return d.groupby("seed")["ll"].last().to_numpy()
-    return d.groupby("seed")["ll"].agg(lambda s: s.iloc[max(at, -len(s))]).to_numpy()
+        return d.groupby("seed")[y].last().to_numpy()
+    return d.groupby("seed")[y].agg(lambda s: s.iloc[max(at, -len(s))]).to_numpy()
 
 
 def shape_of(df, dataset: str) -> dict | None:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from same.report import figures, study
+from same.report import figures, plotting, study
 from same.report.paper import METHOD_NAMES
 from same.report.verdicts import METRICS
 
@@ -58,7 +58,7 @@ def main_frame():
 
 
 def zooms(fig):
-    return [ax for ax in fig.axes if ax.get_label() == figures.ZOOM_LABEL]
+    return [ax for ax in fig.axes if ax.get_label() == plotting.ZOOM_LABEL]
 
 
 def test_zoom_holds_every_final_mean_and_interval_in_a_narrow_range(tmp_path, drawn_figures):
@@ -82,11 +82,11 @@ def test_zoom_holds_every_final_mean_and_interval_in_a_narrow_range(tmp_path, dr
 
 
 def test_zoom_range_rule():
-    lo, hi, out = figures._zoom_range([(-7.30, -7.305, -7.295), (-7.31, -7.32, -7.30),
+    lo, hi, out = plotting._zoom_range([(-7.30, -7.305, -7.295), (-7.31, -7.32, -7.30),
                                        (-7.6, -7.61, -7.59)])
     assert out == [2] and lo < -7.32 and hi > -7.295 and hi - lo < 0.04
     # one seed: no interval (NaN) — the range rests on the means alone, never collapses
-    lo, hi, out = figures._zoom_range([(-7.3, np.nan, np.nan), (-7.3, np.nan, np.nan)])
+    lo, hi, out = plotting._zoom_range([(-7.3, np.nan, np.nan), (-7.3, np.nan, np.nan)])
     assert out == [] and hi - lo == pytest.approx(0.004)
 
 
@@ -103,7 +103,7 @@ def test_one_unit_per_axis_cgs_on_its_own_iterations_axis(tmp_path, drawn_figure
             assert "iterations" in unit and "passes" not in unit
             assert names == {cgs}
             assert max(ln.get_xdata().max() for ln in ax.get_lines()) == 2000
-        elif ax.get_label() != figures.ZOOM_LABEL and names:
+        elif ax.get_label() != plotting.ZOOM_LABEL and names:
             assert "passes" in unit and "iterations" not in unit
     # the dotted target: CGS's ll after 1000 iterations, the paper's convergence point
     want = df[(df["label"] == "cgs") & (df["pass"] == 1000)]["ll"].mean()
@@ -112,12 +112,12 @@ def test_one_unit_per_axis_cgs_on_its_own_iterations_axis(tmp_path, drawn_figure
 
 
 def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn_figures):
-    assert len({(c, str(ls)) for c, ls, _ in figures.STYLES.values()}) == len(figures.STYLES)
+    assert len({(c, str(ls)) for c, ls, _ in plotting.STYLES.values()}) == len(plotting.STYLES)
     assert len({ls if isinstance(ls, str) else str(ls) for _, ls, _ in
-                figures.STYLES.values()}) == len(figures.STYLES)  # apart in grey scale too
-    assert len({mk for _, _, mk in figures.STYLES.values()}) == len(figures.STYLES)
-    assert len(set(figures.VARIANT_STYLES)) == len(figures.VARIANT_STYLES)
-    assert "#1f77b4" not in {c.lower() for c, _, _ in figures.STYLES.values()}  # not tab10
+                plotting.STYLES.values()}) == len(plotting.STYLES)  # apart in grey scale too
+    assert len({mk for _, _, mk in plotting.STYLES.values()}) == len(plotting.STYLES)
+    assert len(set(plotting.VARIANT_STYLES)) == len(plotting.VARIANT_STYLES)
+    assert "#1f77b4" not in {c.lower() for c, _, _ in plotting.STYLES.values()}  # not tab10
     df = main_frame()
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
     sweep = pd.concat([df[df["label"] == "same"]] + [
@@ -194,7 +194,7 @@ def test_crossover_study_says_one_seed_and_draws_the_main_point(tmp_path, drawn_
     ax = fig.axes[0]
     stars = [ln for ln in ax.get_lines() if ln.get_marker() == "*"]
     # the main comparison at seed 0: SAME − best VB = −7.42 − (−7.44)
-    same_star = [ln for ln in stars if ln.get_color() == figures.STYLES["same"][0]]
+    same_star = [ln for ln in stars if ln.get_color() == plotting.STYLES["same"][0]]
     assert len(same_star) == 1
     assert same_star[0].get_ydata()[0] == pytest.approx(-7.42 - -7.44)
     assert same_star[0].get_xdata()[0] == pytest.approx(40_000 / (16 * 100))

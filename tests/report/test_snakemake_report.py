@@ -293,7 +293,7 @@ def test_zoom_panels_are_drawn_in_the_report_seen_in_headless_chromium(committed
     """Issue 53: each committed figure whose verdicts turn on final differences of a few
     hundredths (fig1_passes, fig1c_samples, fig2a_m, fig2b_anneal) shows a zoom on its last
     checkpoints. Each figure's PNG is taken from the report, shown in headless Chromium and
-    screenshot; the zoom panels' face colour (figures.ZOOM_FACE, used nowhere else) covers a
+    screenshot; the zoom panels' face colour (plotting.ZOOM_FACE, used nowhere else) covers a
     visible share of the screenshot, one panel per held-out estimator and configuration."""
     import io
 
@@ -301,7 +301,7 @@ def test_zoom_panels_are_drawn_in_the_report_seen_in_headless_chromium(committed
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    from same.report.figures import ZOOM_FACE
+    from same.report.plotting import ZOOM_FACE
 
     face = np.array(to_rgb(ZOOM_FACE)) * 255
     with sync_playwright() as p:

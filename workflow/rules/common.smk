@@ -67,7 +67,8 @@ PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 FIT_CODE = code(*PACKAGE_PATTERNS,
                 exclude=("same/experiments/size_cost.py", "same/experiments/cli.py",
                          "same/data/planted.py", "same/model/topic_recovery.py",
-                         "same/data/textcorpus.py", "same/data/corpusspec.py",
+                         "same/data/textcorpus.py", "same/data/textclean.py",
+                         "same/data/corpusspec.py",
                          "same/data/newsgroups.py", "same/experiments/timing.py"))
 FIGURE_FORMATS = ["png", "pdf"]
 

@@ -84,7 +84,8 @@ rule split_corpus:
         cache=lambda wc: CACHE_DIR,
         data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py", "same/data/textcorpus.py",
-                  "same/data/corpusspec.py", "same/data/newsgroups.py", "same/data/registry.py"),
+                  "same/data/corpusspec.py", "same/data/newsgroups.py", "same/data/registry.py",
+                  "same/data/textclean.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
