@@ -57,6 +57,21 @@ def main_frame():
     return pd.DataFrame(rows)
 
 
+def assert_one_legend_and_styles_apart(fig):
+    """One legend for the figure, none in a panel, and no two named lines (their method or
+    value) alike in both colour and line style."""
+    assert len(fig.legends) == 1
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    styles = {}
+    for ax in fig.axes:
+        for ln in ax.get_lines():
+            name = ln.get_label()
+            if not name.startswith("_") and len(ln.get_xdata()):
+                styles.setdefault((ln.get_color(), str(ln.get_linestyle())), set()).add(
+                    name.split(" (mean")[0])
+    assert all(len(names) == 1 for names in styles.values()), styles
+
+
 def zooms(fig):
     return [ax for ax in fig.axes if ax.get_label() == plotting.ZOOM_LABEL]
 
@@ -125,17 +140,7 @@ def test_styles_apart_without_colour_and_one_legend_per_figure(tmp_path, drawn_f
         for i, lab in enumerate(("same_m20", "same_m500")) for s in SEEDS])
     figures.fig_m(sweep, [tmp_path / "m.png"], "S", {20: "same_m20", 100: "same", 500: "same_m500"})
     for fig in drawn_figures:
-        assert len(fig.legends) == 1
-        assert all(ax.get_legend() is None for ax in fig.axes)
-        styles = {}
-        for ax in fig.axes:
-            for ln in ax.get_lines():
-                name = ln.get_label()
-                if name.startswith("_") or not len(ln.get_xdata()):
-                    continue
-                styles.setdefault((ln.get_color(), str(ln.get_linestyle())), set()).add(
-                    name.split(" (mean")[0])
-        assert all(len(names) == 1 for names in styles.values()), styles
+        assert_one_legend_and_styles_apart(fig)
     assert len(drawn_figures) == 2
 
 
@@ -226,16 +231,7 @@ def test_every_figure_function_draws_one_legend_and_styles_apart(tmp_path, drawn
                              "m": {"100": "sens_main", "20": "sens_m_20", "500": "sens_m_500"}})
     assert len(drawn_figures) == 4
     for fig in drawn_figures:
-        assert len(fig.legends) == 1
-        assert all(ax.get_legend() is None for ax in fig.axes)
-        styles = {}
-        for ax in fig.axes:
-            for ln in ax.get_lines():
-                name = ln.get_label()
-                if not name.startswith("_") and len(ln.get_xdata()):
-                    styles.setdefault((ln.get_color(), str(ln.get_linestyle())), set()).add(
-                        name.split(" (mean")[0])
-        assert all(len(names) == 1 for names in styles.values()), styles
+        assert_one_legend_and_styles_apart(fig)
     names = [t.get_text() for t in drawn_figures[-1].legends[0].get_texts()]
     assert names == ["the main setting (each panel's title)", "alpha = 0.01", "alpha = 0.5",
                      "m = 20", "m = 500"]
