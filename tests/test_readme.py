@@ -52,3 +52,16 @@ def test_ci_runs_the_readme_test_command_in_an_environment_of_its_own():
     assert ci[at + 1] == "deactivate"
     later_envs = [ln.split()[-1] for ln in ci[at + 1:] if ln.startswith("python3 -m venv ")]
     assert env not in later_envs and all(f"{env}/" not in ln for ln in ci[at + 1:])
+
+
+def test_the_readmes_limits_and_seed_minimum_are_the_codes():
+    """The README's "Your own corpus" section states the code's constants, not copies that can
+    drift: the seeds the verdicts are built for, a line's default byte limit, JSON nesting."""
+    from same.data.corpusspec import TABLE_DEFAULTS
+    from same.data.textclean import MAX_JSON_DEPTH
+    from same.experiments.config import VERDICT_SEEDS
+
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert f"with fewer than {VERDICT_SEEDS} `seeds` is noted before any fit" in text
+    assert f"(default {TABLE_DEFAULTS['max_line_bytes'] // 2**20} MiB;" in text
+    assert f"at most {MAX_JSON_DEPTH:,} levels deep" in text
