@@ -1,0 +1,134 @@
+"""The crossover study's figure (:func:`same.report.study.crossover_study` draws it): each
+method's final held-out ll minus the best VB's against training tokens per φ parameter, a
+panel per held-out estimator, the crossings named on the panels, the main comparison a star."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .paper import METHOD_NAMES, STUDY_CGS_EPS
+from .plotting import STYLES, _save
+from .traces import PAPER_TOKENS_PER_PARAMETER
+from .verdicts import METRICS
+
+__all__ = ["plot_study"]
+
+
+def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | None,
+                n_seeds: int = 1) -> None:
+    """The study's figure: a panel per held-out metric (``panels``: [(metric, rows,
+    findings, main point)]), each method's final ll minus the best VB's against tokens per φ
+    parameter; one legend for the figure, below the panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    legend_h = 1.6
+    height = 5.6 + legend_h
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), height), squeeze=False)
+    for ax, (metric, rows, findings, main) in zip(axes[0], panels):
+        handles = _study_panel(ax, rows, findings, main_scale, main)
+        ax.set_title(METRICS[metric], fontsize=10)
+    seeds = ("one seed per point (seed 0): no interval, a difference of a few hundredths may be "
+             "noise" if n_seeds == 1 else f"mean of {n_seeds} seeds per point")
+    fig.suptitle(f"{dataset}: which method wins at which scale ({seeds})", fontsize=11)
+    fig.tight_layout(rect=(0, legend_h / height, 1, 1))
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
+               ncol=3, frameon=False)
+    fig.text(0.01, -0.005, caption, ha="left", va="top", fontsize=7, wrap=True)
+    _save(fig, outputs)
+    plt.close(fig)
+
+
+#: Line style of each K of the study (lines join a method's points at one K) and marker of
+#: each training fraction, in ascending order.
+_K_STYLES = ("-", "--", ":", "-.")
+_FRACTION_MARKERS = ("v", "s", "D", "o")
+#: What each finding's mark is called on the panel, and its colour.
+_MARKS = (("vb_batch", "SAME overtakes VB batch", "#009E73"),
+          ("both_vb", "SAME overtakes both VB (C1)", "#0072B2"),
+          ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS (C3)", "#D55E00"))
+
+
+def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
+    """The vertical marks of a panel, each named on it: every crossing (:func:`crossover`
+    status "from"), the main comparison's scale, the paper's NYTimes scale; the findings with
+    no crossing in the range studied said under the panel instead (always / never above)."""
+    trans = ax.get_xaxis_transform()
+    corner = []
+    for key, text, color in _MARKS:
+        c = findings.get(key)
+        if c is None:
+            continue
+        if c["status"] == "from":
+            ax.axvline(c["at_scale"], color=color, ls="--", lw=1.1)
+            ax.text(c["at_scale"], 0.98, f" {text} (≈{c['at_scale']:.3g})", transform=trans,
+                    rotation=90, va="top", ha="right", fontsize=7, color=color)
+        else:
+            where = ("at every point" if c["status"] == "always" else
+                     "at no point" if not c["exceptions"] else
+                     f"not at the largest scale (at {len(c['exceptions'])} smaller points)")
+            corner.append(f"{text}: {where}")
+    if main_scale is not None:
+        ax.axvline(main_scale, color="k", ls=":", lw=1)
+        ax.text(main_scale, 0.02, f" main comparison ({main_scale:.3g})", transform=trans,
+                rotation=90, va="bottom", ha="left", fontsize=7)
+    nyt = PAPER_TOKENS_PER_PARAMETER["NYTimes"]
+    if x.min() <= nyt <= x.max() * 1.5:
+        ax.axvline(nyt, color="0.4", ls="-.", lw=1)
+        ax.text(nyt, 0.02, f" paper's NYTimes, K=256 ({nyt:g})", transform=trans, rotation=90,
+                va="bottom", ha="left", fontsize=7, color="0.3")
+    if corner:  # under the panel, clear of the points; a line each
+        ax.text(0.0, -0.15, "no crossing in the range studied:\n" + "\n".join(corner),
+                transform=ax.transAxes, fontsize=7, va="top", color="0.2")
+
+
+def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) -> list:
+    """One metric's panel; returns the figure legend's handles (methods, K, fractions, marks).
+
+    A line joins one method's points at one K (more training documents, same K); the
+    marker gives the training fraction; a star, the main comparison (``main``,
+    :func:`main_point`). Each crossing (:func:`crossover` status "from") is a vertical line
+    named on the panel; a finding with no crossing in the range studied is said in the panel's
+    corner instead (always / never above).
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    x = np.array([r["tokens_per_parameter"] for r in rows])
+    ks = sorted({r["n_topics"] for r in rows})
+    fractions = sorted({r["train_fraction"] for r in rows})
+    marker = {f: _FRACTION_MARKERS[i % 4] for i, f in enumerate(fractions)}
+    methods = [m for m in METHOD_NAMES if f"{m}_minus_best_vb" in rows[0]]
+    for m in methods:
+        for i, k in enumerate(ks):
+            pts = sorted((r["tokens_per_parameter"], r[f"{m}_minus_best_vb"], r["train_fraction"])
+                         for r in rows if r["n_topics"] == k
+                         and r[f"{m}_minus_best_vb"] is not None)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], _K_STYLES[i % 4],
+                        color=STYLES[m][0], lw=1.3)
+                for px, py, f in pts:
+                    ax.plot(px, py, marker[f], color=STYLES[m][0], ms=5)
+        if main is not None and main.get(f"{m}_minus_best_vb") is not None:
+            ax.plot(main["tokens_per_parameter"], main[f"{m}_minus_best_vb"], "*",
+                    color=STYLES[m][0], ms=13, mec="k", mew=0.6, zorder=5)
+    ax.axhline(0, color="0.5", lw=0.8)
+    _mark_scales(ax, findings, main_scale, x)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("training tokens per φ parameter, N_train / (K · W)  (log scale)")
+    ax.set_ylabel("final held-out ll − best VB's (nats/token)")
+    ax.grid(alpha=0.3, which="both")
+    star = ([Line2D([], [], color="0.3", ls="", marker="*", ms=10, mec="k", mew=0.6,
+                    label=f"main comparison's runs (K = {main['n_topics']}, all training "
+                          f"documents, their own budgets; seed {main['seed']})")]
+            if main is not None else [])
+    return ([Line2D([], [], color=STYLES[m][0], lw=2, label=METHOD_NAMES[m]) for m in methods]
+            + [Line2D([], [], color="0.3", ls=_K_STYLES[i % 4], label=f"K = {k} (a line per K)")
+               for i, k in enumerate(ks)]
+            + [Line2D([], [], color="0.3", ls="", marker=marker[f],
+                      label=f"training fraction {f:g}") for f in fractions] + star)
