@@ -3,6 +3,7 @@ corpora of a given shape (for timing at paper scale without the real data)."""
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,75 +55,80 @@ def lda_corpus(n_docs: int = 500, n_words: int = 200, n_topics: int = 5, doc_len
     return SyntheticLDA(counts=counts, topic_word=phi, doc_topic=theta)
 
 
-def _doc_sizes(rng, n_docs: int, n_words: int, nnz: int) -> np.ndarray:
-    """Distinct words per document: Poisson around NNZ/D, in 1..W, summing to ``nnz``."""
-    per_doc = rng.poisson(nnz / n_docs, size=n_docs).astype(np.int64)
-    per_doc = np.clip(per_doc, 1, n_words)
-    # adjust so the total is nnz (spread the difference over random documents)
-    diff = nnz - int(per_doc.sum())
-    while diff != 0:
-        idx = rng.integers(0, n_docs, size=abs(diff))
-        if diff > 0:
-            np.add.at(per_doc, idx, 1)
-        else:
-            np.subtract.at(per_doc, idx, 1)
-        per_doc = np.clip(per_doc, 1, n_words)
-        diff = nnz - int(per_doc.sum())
-    return per_doc
+#: ``device`` values of :func:`shaped_corpus`.
+DEVICES = ("cpu", "cuda")
+#: Poisson CDF tables span λ ± (this many standard deviations + 40): the mass left out is
+#: below 1e-30, far under the 2^-53 resolution of the uniforms that index them.
+_TAIL_SDS = 12.0
 
 
-def _distinct_words(rng, per_doc: np.ndarray, n_words: int, cdf: np.ndarray) -> list:
-    """Sorted (doc × W + word) keys of ``per_doc[d]`` distinct Zipf-drawn words per document."""
-    n_docs = per_doc.shape[0]
-    # Draw each document's words with replacement (oversampled), merge duplicates, keep a
-    # random subset of the distinct words of the wanted size; documents with too few distinct
-    # words are drawn again with more oversampling.
-    is_pending = np.ones(n_docs, dtype=bool)
-    chosen = []
-    factor = 1.5
-    while is_pending.any():
-        pending = np.flatnonzero(is_pending)
-        draws = np.ceil(per_doc[pending] * factor).astype(np.int64)
-        docs = np.repeat(pending, draws)
-        words = np.minimum(np.searchsorted(cdf, rng.random(docs.size), side="right"),
-                           n_words - 1)
-        uniq = np.unique(docs * n_words + words)
-        del docs, words
-        udoc = uniq // n_words
-        have = np.bincount(udoc, minlength=n_docs)
-        done = is_pending & (have >= per_doc)
-        keep = done[udoc]
-        uniq, udoc = uniq[keep], udoc[keep]
-        order = np.lexsort((rng.random(uniq.size), udoc))  # random order within each document
-        uniq, udoc = uniq[order], udoc[order]
-        starts = np.searchsorted(udoc, udoc, side="left")
-        rank = np.arange(uniq.size) - starts
-        chosen.append(uniq[rank < per_doc[udoc]])
-        is_pending &= ~done
-        factor *= 1.5
-    return chosen
+def _poisson_table(lam: float) -> tuple[np.ndarray, int]:
+    """(CDF table, offset): entry i is P(X ≤ offset + i) for X ~ Poisson(λ), the last 1.0."""
+    from scipy.stats import poisson
+
+    if not lam > 0:
+        return np.ones(1), 0
+    spread = _TAIL_SDS * np.sqrt(lam) + 40.0
+    lo, hi = max(0, int(np.floor(lam - spread))), int(np.ceil(lam + spread))
+    table = poisson.cdf(np.arange(lo, hi + 1), lam).astype(np.float64)
+    table[-1] = 1.0
+    return table, lo
+
+
+def _zipf_table(n_words: int, zipf_exponent: float) -> np.ndarray:
+    """Cumulative weights of p(rank r) ∝ r^−s, r = 1..W (word id r − 1), normalised, last 1.0."""
+    cdf = np.cumsum(1.0 / np.arange(1, n_words + 1, dtype=np.float64) ** zipf_exponent)
+    cdf /= cdf[-1]
+    cdf[-1] = 1.0
+    return cdf
+
+
+def _seed_key(seed) -> np.uint64:
+    from .synthetic_kernels import mix64
+
+    try:
+        s = operator.index(seed)
+    except TypeError:
+        raise ValueError(f"seed must be an int, got {seed!r}") from None
+    return np.uint64(int(mix64(np.uint64(s % 2**64))))
 
 
 def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = None,
-                  zipf_exponent: float = 1.0, seed: int = 0) -> sp.csr_matrix:
+                  zipf_exponent: float = 1.0, seed: int = 0,
+                  device: str = "cpu") -> sp.csr_matrix:
     """A random count matrix with a given shape (D, W, about NNZ nonzeros, about N tokens).
 
     For timing at paper scale without the real data (e.g. NYTimes: D=300,000,
-    W=102,660, NNZ=69,679,427, ~100M tokens).  Word ids follow a Zipf-like law
-    p(rank r) ∝ r^−``zipf_exponent``; nonzeros per document vary (Poisson
-    around NNZ/D); counts are 1 + Poisson extra so that the token total is
-    about ``n_tokens`` (default 1.43 × NNZ, NYTimes' ratio).  Duplicate
-    (doc, word) draws are merged, so the nonzero count can fall slightly
-    short of ``nnz``; the actual figures are in the returned matrix.
+    W=102,660, NNZ=69,679,427, ~100M tokens).  Each document independently:
+
+    - its number of distinct words k_d ~ Poisson(NNZ/D), clipped to [1, W], so the
+      nonzero total is about ``nnz`` (not exactly: the actual figures are in the
+      returned matrix);
+    - k_d distinct word ids from a Zipf-like law p(rank r) ∝ r^−``zipf_exponent``
+      (word id r − 1), by inversion (binary search of the cumulative weights), a word
+      already drawn for the document drawn again;
+    - each count 1 + Poisson((N − NNZ)/NNZ), so the token total is about ``n_tokens``
+      (default 1.43 × NNZ, NYTimes' ratio).
+
+    The draws are counter-based (SplitMix64 of (seed, document, draw index),
+    :mod:`same.data.synthetic_kernels`), so the matrix depends on the arguments only: not
+    on the number of threads, nor on ``device``.  ``device="cpu"``: numba, parallel over
+    documents (``numba.set_num_threads``); ``"cuda"``: the same per-document code as a
+    numba-cuda kernel, a thread per document, on CuPy's current device and stream (under
+    numba-cuda's simulator, ``NUMBA_ENABLE_CUDASIM=1``, on the host); the result is copied
+    to the host.  Either way: sizes, their prefix sums (the row pointers), then every
+    document's slice.
 
     Returns
     -------
-    csr_matrix (n_docs, n_words), int32, sorted indices.
+    csr_matrix (n_docs, n_words), int32 data and column indices (sorted within each
+    row), int32 row pointers (int64 from 2^31 nonzeros).
 
     Raises
     ------
     ValueError
-        Non-positive sizes, or nnz > n_docs × n_words.
+        Non-positive sizes, nnz > n_docs × n_words, n_tokens < nnz, a non-integer seed or an
+        unknown device.
     """
     for name, v in (("n_docs", n_docs), ("n_words", n_words), ("nnz", nnz)):
         if not v > 0:
@@ -132,18 +138,30 @@ def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = No
     n_tokens = int(n_tokens or round(1.43 * nnz))
     if n_tokens < nnz:
         raise ValueError(f"n_tokens={n_tokens} must be >= nnz={nnz}")
-    rng = np.random.default_rng(seed)
-    per_doc = _doc_sizes(rng, n_docs, n_words, nnz)
-    cdf = np.cumsum(1.0 / np.arange(1, n_words + 1) ** zipf_exponent)
-    cdf /= cdf[-1]
-    chosen = _distinct_words(rng, per_doc, n_words, cdf)
-    key = np.sort(np.concatenate(chosen))
-    del chosen
-    rows, cols = np.divmod(key, n_words)
-    del key
-    counts = 1 + rng.poisson((n_tokens - nnz) / nnz, size=rows.size)
-    indptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_docs), out=indptr[1:])
-    idx_dtype = np.int32 if rows.size < 2**31 else np.int64
-    return sp.csr_matrix((counts.astype(np.int32), cols.astype(np.int32),
-                          indptr.astype(idx_dtype)), shape=(n_docs, n_words))
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+    n_docs, n_words = int(n_docs), int(n_words)
+    key = _seed_key(seed)
+    size_cdf, size_offset = _poisson_table(nnz / n_docs)
+    count_cdf, count_offset = _poisson_table((n_tokens - nnz) / nnz)
+    word_cdf = _zipf_table(n_words, zipf_exponent)
+    if device == "cuda":
+        from .synthetic_cuda import generate
+
+        indptr, indices, data = generate(n_docs, n_words, size_cdf, size_offset, word_cdf,
+                                         count_cdf, count_offset, key)
+    else:
+        from .synthetic_kernels import fill_cpu, sizes_cpu
+
+        sizes = sizes_cpu(n_docs, size_cdf, np.int64(size_offset), np.int64(n_words), key)
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        del sizes
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        data = np.empty(int(indptr[-1]), dtype=np.int32)
+        fill_cpu(indptr, word_cdf, count_cdf, np.int64(count_offset), key, indices, data)
+    if indices.size < 2**31:
+        indptr = indptr.astype(np.int32)
+    m = sp.csr_matrix((data, indices, indptr), shape=(n_docs, n_words))
+    m.has_sorted_indices = True  # by construction (fill_doc keeps each row sorted)
+    return m
