@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .gpu import GPU_DIR, MEASUREMENT_GLOB, SAMPLER
 from .measures import fmt, sampler_text, variant_lls
 from .paper import CONVERGED_EPS, METHOD_NAMES
 from .stats import (
@@ -369,27 +370,78 @@ def claim_c5(df, info, dataset=None) -> Verdict:
 
 
 def claim_c6(df, info, dataset=None) -> Verdict:
-    """Seconds per pass at the rule's three m (judged only for the GPU sampler), from the m
-    sweep's own runs, which hold the machine (a run that shared it is refused)."""
+    """Seconds per pass at the rule's three m, judged only on a GPU: from the m sweep's own runs
+    when they ran on CuPy (a run that shared the machine is refused), else from the newest
+    committed GPU measurement (``info["gpu"]``, a :class:`~same.report.gpu.GpuMeasurement`
+    or None: :func:`_c6_from_gpu`), the CPU sweep's numbers said beside."""
     rule = RULES["C6"]
     low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
+    backend = df[df["label"] == "same"]["backend"].iloc[0]
     problems = [seconds_problem(df, lab) for lab in info["m_runs"].values()
                 if (df["label"] == lab).any()]
     if any(problems):
+        if backend != "cupy":
+            return _c6_from_gpu(info.get("gpu"), dataset,
+                                f"the m sweep here ({backend}) not judged: "
+                                f"{refusal_text(problems)}", {"refused": list(problems)})
         return _not_judged("C6", dataset, problems)
     t2 = {r["n_samples"]: r["s_per_pass"] for r in table2_rows(df, info["m_runs"])}
     if not {low, knee, high} <= set(t2):
-        return _v("C6", dataset, Outcome.NOT_TESTABLE,
-                  f"ours: m = {low:g}, {knee:g} and {high:g} were not all run")
+        said = f"ours: m = {low:g}, {knee:g} and {high:g} were not all run"
+        if backend != "cupy":
+            return _c6_from_gpu(info.get("gpu"), dataset, said)
+        return _v("C6", dataset, Outcome.NOT_TESTABLE, said)
     flat, steep = t2[knee] / t2[low], t2[high] / t2[knee]
-    backend = df[df["label"] == "same"]["backend"].iloc[0]
     ours = ("ours (" + backend + ", " + sampler_text(df, info["m_runs"][knee]) + "): s/pass "
-            + ", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(t2.items()))
-            + f"; t({knee:g})/t({low:g}) = {flat:.2f}, t({high:g})/t({knee:g}) = {steep:.2f}")
-    outcome = (grade([flat <= rule["max_flat"], steep >= rule["min_steep"]])
-               if backend == "cupy" else Outcome.NOT_TESTABLE)
-    return _v("C6", dataset, outcome, ours,
-              {"s_per_pass": t2, "flat_ratio": flat, "steep_ratio": steep})
+            + _per_m_text(t2, low, knee, high))
+    numbers = {"s_per_pass": t2, "flat_ratio": flat, "steep_ratio": steep}
+    if backend != "cupy":
+        return _c6_from_gpu(info.get("gpu"), dataset, ours, numbers)
+    return _v("C6", dataset, grade([flat <= rule["max_flat"], steep >= rule["min_steep"]]), ours,
+              numbers)
+
+
+def _per_m_text(per_m: dict, low, knee, high) -> str:
+    """"m=1: 0.246, m=5: 0.305, ...; t(100)/t(1) = 2.15, t(500)/t(100) = 1.14"."""
+    return (", ".join(f"m={m:g}: {t:.3f}" for m, t in sorted(per_m.items()))
+            + f"; t({knee:g})/t({low:g}) = {per_m[knee] / per_m[low]:.2f}, "
+              f"t({high:g})/t({knee:g}) = {per_m[high] / per_m[knee]:.2f}")
+
+
+def _c6_from_gpu(gpu, dataset, local: str, local_numbers: dict | None = None) -> Verdict:
+    """C6 judged from a committed GPU measurement (:mod:`same.report.gpu`) by the rule's ratios,
+    the m sweep run here (``local``, on a CPU) said beside; not testable when there is none or
+    it lacks one of the rule's m for the per-nonzero sampler."""
+    rule = RULES["C6"]
+    low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
+    here = f"{local} (the paper's curve is a GPU's: a CPU's own m sweep is not judged)"
+    if gpu is None:
+        return _v("C6", dataset, Outcome.NOT_TESTABLE,
+                  [f"not testable here: no GPU measurement committed ({GPU_DIR}/"
+                   f"{MEASUREMENT_GLOB}, written by benchmarks/gpu_same.py)", here],
+                  local_numbers)
+    where = (f"{gpu.path}, {gpu.date}, commit {gpu.commit_text}: per-nonzero sampler "
+             f"('{SAMPLER}'), {gpu.shape_text}")
+    t = gpu.seconds_per_pass
+    missing = [m for m in (low, knee, high) if m not in t]
+    if missing:
+        what = (f"the per-nonzero sampler ('{SAMPLER}') not measured" if not t else
+                f"m = {', '.join(f'{m:g}' for m in missing)} not measured")
+        measured = (f": s/pass {', '.join(f'm={m:g}: {s:.3f}' for m, s in sorted(t.items()))}"
+                    if t else "")
+        return _v("C6", dataset, Outcome.NOT_TESTABLE,
+                  [f"not testable here: {what} on {gpu.device} (newest GPU measurement: "
+                   f"{where}{measured})", here], local_numbers)
+    flat, steep = t[knee] / t[low], t[high] / t[knee]
+    outcome = grade([flat <= rule["max_flat"], steep >= rule["min_steep"]])
+    return _v("C6", dataset, outcome,
+              [f"ours on a GPU ({gpu.device}; the newest committed GPU measurement, {where})"
+               ": s/pass "
+               + _per_m_text(t, low, knee, high), here],
+              {"s_per_pass": dict(t), "flat_ratio": flat, "steep_ratio": steep,
+               "gpu": {"device": gpu.device, "path": str(gpu.path), "time_utc":
+                       gpu.time_utc.isoformat(), "commit": gpu.commit},
+               "cpu_sweep": local_numbers or {}})
 
 
 def claim_c7(df, info, dataset=None) -> Verdict:

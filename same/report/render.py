@@ -12,6 +12,7 @@ from same.io.outputs import check_target, text_kind, write_text
 
 from .claims import claim_c9
 from .findings import findings_lines, order_effects
+from .gpu import newest_gpu_measurement
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
 from .study import crossover_summary, study_findings, study_rows
@@ -276,7 +277,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
 CLAIMS_TITLE = "# Paper claims: verdicts from this run"
 
 
-def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict]:
+def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> list[Verdict]:
     """Judge every claim and write ``claims.md`` (:mod:`same.io.outputs`: an existing file is
     replaced only when its first line is claims.md's title; never an input); returns the
     verdicts.
@@ -287,15 +288,24 @@ def claims(datasets: dict, out_path, setting: str, scaling=None) -> list[Verdict
                 (optional), "recovery": path of a topic_recovery.csv (optional), "tuning":
                 path of the dataset's tuning.json (optional)}}
     scaling : path of a :mod:`same.experiments.size_cost` result, used for C9 when only one dataset ran
+    gpu : the committed GPU measurements (paths; :mod:`same.report.gpu`): C6 reads the newest
+        where a dataset's m sweep ran on a CPU; None or none: no GPU measurement
+
+    Raises
+    ------
+    same.report.gpu.GpuMeasurementError
+        A GPU measurement that is unreadable or malformed (one line naming it).
     """
     kind = text_kind("claims file", CLAIMS_TITLE)
-    inputs = [scaling, *(info.get(k) for info in datasets.values()
-                         for k in ("recovery", "tuning", "timing"))]
+    gpu = [str(p) for p in (gpu or ())]
+    inputs = [scaling, *gpu, *(info.get(k) for info in datasets.values()
+                               for k in ("recovery", "tuning", "timing"))]
     check_target(out_path, kind, inputs)  # before judging
+    newest = newest_gpu_measurement(gpu)
     # each dataset's seconds measured alone (timing.json; a None path: none measured, so the
     # timing verdicts are not judged), loaded once
     datasets = {name: ({**info, "timing": load_timing(info["timing"])} if "timing" in info
-                       else info) for name, info in datasets.items()}
+                       else dict(info)) | {"gpu": newest} for name, info in datasets.items()}
     verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
     verdicts.append(claim_c9(datasets, scaling))
     scales = {name: shape_of(info["df"], name) for name, info in datasets.items()}

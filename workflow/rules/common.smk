@@ -7,6 +7,7 @@ from pathlib import Path
 
 from same.experiments.provenance import code_fingerprint
 from same.report.figures import figure_caption
+from same.report.gpu import GPU_DIR, measurement_files
 from same.data.protocol import PAPER_MINIBATCHES
 from same.experiments.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, order_labels,
                        order_twins, prior_scale_labels, run_dir, schedule_labels,
@@ -91,6 +92,13 @@ def fig1c_legend():
 def recovery_tables():
     """Dataset → its topic-recovery table, for the synthetic datasets (the claims read them)."""
     return {d: f"results/{d}/topic_recovery.csv" for d in config["datasets"] if d in SYNTHETIC}
+
+
+def gpu_measurements():
+    """The committed GPU measurements (same.report.gpu: GPU_DIR/<device>_<date>/
+    same_<shape>_cupy.json, by benchmarks/gpu_same.py), which C6 reads where the m sweep ran
+    on a CPU: inputs of rule claims, so that a new one re-renders claims.md."""
+    return [str(p) for p in measurement_files(GPU_DIR)]
 
 
 def prior_scale_runs():

@@ -314,6 +314,7 @@ rule claims:
         recovery=list(recovery_tables().values()),
         tuning=list(tuning_choices().values()),
         timing=[t for d in config["datasets"] for t in timing_file(d)],
+        gpu=gpu_measurements(),  # committed GPU measurements: C6 where the m sweep ran on a CPU
     output:
         md=for_report("claims", f"{REPORT_DIR}/claims.md", "../report/claims.rst"),
         overview=[for_report("verdict_overview", f"{REPORT_DIR}/verdict_overview.{ext}")

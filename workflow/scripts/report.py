@@ -61,7 +61,8 @@ elif rule == "claims":
                      "recovery": dict(smk.params.recovery).get(name),
                      "tuning": dict(smk.params.tuning).get(name),
                      "timing": dict(smk.params.timing).get(name)}
-    verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling)
+    verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling,
+                             gpu=list(smk.input.gpu))
     from same.report.overview import fig_verdict_overview
 
     scales = {name: report.shape_of(info["df"], name) for name, info in per.items()}
