@@ -34,9 +34,12 @@ _SPARSE_DTYPES = tuple(np.dtype(t) for t in ("bool", "float32", "float64", "comp
 class ndarray(np.ndarray):  # noqa: N801 - CuPy's name
     """A "device" array: host memory, but reading it on the host is logged as a sync."""
 
-    def get(self, stream=None):
+    def get(self, stream=None, order="C", out=None):
         LOG.append(("sync", "get"))
-        return np.asarray(self).copy()
+        if out is None:
+            return np.asarray(self).copy()
+        np.copyto(out, np.asarray(self))
+        return out
 
     def set(self, host, stream=None):
         LOG.append(("copy", id(self), getattr(stream, "name", "current")))

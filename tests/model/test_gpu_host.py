@@ -210,6 +210,6 @@ def test_launch_on_the_legacy_stream_never_hands_dlpack_stream_0(cupy, monkeypat
             return lambda *args: launched.append(config)
 
     monkeypatch.setattr(kcuda, "kernel_functions", lambda: {"sddmm": Kernel()})
-    kcuda._launch("sddmm", 2, 8, cupy.ones(3))
-    assert handles == [1] and launched == [(2, 8, 1)]
+    kcuda._launch("sddmm", 2, 8, cupy.ones(3), shared=256)
+    assert handles == [1] and launched == [(2, 8, 1, 256)]  # grid, block, stream, shared
     assert kcuda.stream_handle(0) == 1 and kcuda.stream_handle(0x7F00) == 0x7F00

@@ -53,24 +53,41 @@ def test_every_launch_fills_an_h100(name, kernel):
 
 
 @pytest.mark.parametrize(("name", "kernel"), _cases("serial"))
-def test_no_thread_runs_a_long_serial_loop(name, kernel):
-    """No thread runs more than 64·K topic iterations in one launch (worst-case bounds: a
-    document holding every word, a word in every document)."""
+def test_no_thread_loops_over_an_items_topics(name, kernel):
+    """Issue 50: every sampling kernel is a warp whose lanes share an item's K topics, so no
+    thread runs more than ITEM_PASSES · ⌈K/32⌉ topic iterations per item (a nonzero, a chunk
+    entry, a document's or a word's draw) -- at paper shapes a quarter of K at most, where a
+    thread per item ran K-long loops (μ's dot product, the draw's prefix sums) while the
+    others of its block waited."""
     k = SHAPES[name]["n_topics"]
+    bound = launch.ITEM_PASSES * launch.topics_per_lane(k)
+    assert bound <= k // 4
     for x in _launches(SHAPES[name], kernel):
-        assert x.serial <= 64 * k, (x, x.serial / k)
+        assert x.per_item <= bound, (x, bound)
+        if kernel != "poisson_dense":
+            assert x.block == launch.WARP, x
+
+
+def test_per_item_bounds_follow_k():
+    """The stated bound grows with ⌈K/32⌉, not K: a lane's share of the topics."""
+    for k, per_lane in ((1, 1), (32, 1), (33, 2), (256, 8), (1024, 32)):
+        assert launch.topics_per_lane(k) == per_lane
 
 
 def test_launch_code_uses_these_shapes(monkeypatch):
-    """cuda.py takes its grids from launch.py: a launch records the grid launch.py gives."""
+    """cuda.py takes its grids from launch.py: a launch records the grid launch.py gives, and
+    each sampling kernel's dynamic shared memory holds its K-long rows."""
     import numpy as np
 
-    from same.model.kernels import cuda, cuda_summed
+    from same.model.kernels import cuda, cuda_sample, cuda_summed
+    from same.model.kernels.cuda_warp import shared_bytes
 
     seen = []
 
-    def record(name, grid, block, *a):
-        seen.append((name, grid, block))
+    def record(name, grid, block, *a, shared=0, n_topics=None):
+        if n_topics is not None:  # cuda_summed's launches name K; their rows are ROWS[name]
+            shared = shared_bytes(cuda_summed.ROWS[name], n_topics)
+        seen.append((name, grid, block, shared))
 
     monkeypatch.setattr(cuda, "_launch", record)
     monkeypatch.setattr(cuda_summed, "_launch", record)
@@ -79,17 +96,23 @@ def test_launch_code_uses_these_shapes(monkeypatch):
     out = np.empty(3, dtype=np.float32)
     cuda.sddmm(indptr, indices, theta, np.ones((2, 4), dtype=np.float32), out)
     cuda.poisson(np.ones(1000, dtype=np.float32), 1, np.empty(1000, dtype=np.int32))
-    assert seen == [("sddmm", *launch.sddmm(3)), ("poisson_dense", *launch.poisson(1000))]
+    cuda.sample_accumulate(indptr, indices, np.ones(3, dtype=np.float32), theta, theta, out,
+                           1.0, 1, np.empty((2, 4), dtype=np.int32), None, 1.0)
+    assert seen == [("sddmm", *launch.sddmm(3), shared_bytes(0, 4)),
+                    ("poisson_dense", *launch.poisson(1000), 0),
+                    ("sample_accumulate", *launch.sample_accumulate(3),
+                     shared_bytes(cuda_sample.ROWS, 4))]
     seen.clear()
     data, ratio = np.ones(3, dtype=np.float32), np.empty(3, dtype=np.float32)
     cuda_summed.summed_t_sweeps(indptr, indices, data, theta, theta, 1.0, 1.0, 0.1, [1, 2],
                                 ratio, 1.0)
     cuda_summed.summed_p_sweep(indptr, indices, data, ratio, theta, theta, 1.0, 3,
                                np.empty((2, 4), dtype=np.int32), 1.0)
-    t_pair = [("summed_t_partial", *launch.summed_partial(2, 3)),
-              ("summed_t_draw", *launch.summed_draw(2))]
-    assert seen == t_pair * 2 + [("summed_ratio", *launch.flat(3)),
-                                 ("summed_p_partial", *launch.summed_partial(2, 3)),
-                                 ("summed_p_draw", *launch.summed_draw(2))]
+    rows = shared_bytes(4, 4)
+    t_pair = [("summed_t_partial", *launch.summed_partial(2, 3), rows),
+              ("summed_t_draw", *launch.summed_draw(2), rows)]
+    assert seen == t_pair * 2 + [("summed_ratio", *launch.summed_ratio(3), shared_bytes(0, 4)),
+                                 ("summed_p_partial", *launch.summed_partial(2, 3), rows),
+                                 ("summed_p_draw", *launch.summed_draw(2), rows)]
     names = [x.kernel for x in launch.launch_shapes(2, 2, 3, 4, n_inner=3)["summed"]]
     assert names == [n for n, *_ in seen]

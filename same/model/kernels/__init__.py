@@ -237,7 +237,8 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     """The summed sampler's T sweeps (one per key), θ updated in place; then c/μ per nonzero.
 
     Per sweep: T_dk ~ Poisson(m θ_dk Σ_w c_dw φ_kw / μ_dw), θ ← T/s + α; finally
-    ``ratio_out[j] = c_j / μ_j`` with the last θ.  With ``carry_key``, one more T draw from
+    ``ratio_out[j] = c_j / μ_j`` with the last θ (``ratio_out`` None: not needed, and on a GPU
+    not computed).  With ``carry_key``, one more T draw from
     that last θ with that key is written to ``carry_out`` ((n_docs, K), θ's dtype) and θ is
     left as it was after the last sweep: the θ a kept document starts its next pass from,
     while θ and the ratios go to the P sweep (the same values as a second call with
@@ -253,7 +254,7 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
         shapes, or on the CPU a malformed CSR block (``_check_block``).
     """
     _check_block("summed_t_sweeps", block.indptr, block.indices, theta, phi_t,
-                 data=block.data, ratio_out=ratio_out)
+                 data=block.data, **({} if ratio_out is None else {"ratio_out": ratio_out}))
     check_finite(doc_topic=theta, topic_word=phi_t)
     if carry_key is not None and (carry_out is None or carry_out.shape != theta.shape):
         raise ValueError(f"carry_out must be an array of shape {theta.shape} with carry_key")
@@ -265,10 +266,12 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
         from .cpu import doc_ranges, set_threads, summed_t_sweeps_csr
 
         n_docs = theta.shape[0]
+        ratios = (np.empty(block.indices.shape[0], dtype=np.float32) if ratio_out is None
+                  else ratio_out)
         bounds = doc_ranges(np.asarray(block.indptr), max(1, min(4 * set_threads(None), n_docs)))
         summed_t_sweeps_csr(block.indptr, block.indices, block.data, theta, phi_t,
                             float(n_samples), float(prior_scale), float(doc_topic_prior), keys,
-                            ratio_out, POOL, bounds, carry,
+                            ratios, POOL, bounds, carry,
                             theta if carry_out is None else carry_out)
         return theta, ratio_out
     from .cuda_summed import summed_t_sweeps as cuda_t_sweeps
@@ -278,7 +281,7 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     if carry_key is not None:
         carry_out[...] = theta
         cuda_t_sweeps(block.indptr, block.indices, block.data, carry_out, phi_t, n_samples,
-                      prior_scale, doc_topic_prior, carry, xp.empty_like(ratio_out), POOL)
+                      prior_scale, doc_topic_prior, carry, None, POOL)
     return theta, ratio_out
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda  # importing touches no driver
+from numba import cuda, float64  # importing touches no driver
 from numba.core import config
 
 from . import launch
@@ -53,7 +53,8 @@ from .cuda_host import (
     python_twins,
     stream_handle,
 )
-from .elements import dot_f64, draw_at, element_counter
+from .cuda_warp import WARP, shared_bytes, warp_sum
+from .elements import element_counter
 from .elements import poisson as poisson_draw
 from .launch import THREADS
 from .segments import row_of
@@ -65,9 +66,23 @@ __all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS",
 # The kernels as plain Python functions; :func:`kernel_functions` JIT-compiles them for the
 # device and same.model.kernels.ptx compiles them to PTX.  They use the module-level ``cuda`` so that
 # numba-cuda's simulator can substitute its own.
-def sddmm_kernel(indptr, indices, theta, phi_t, out):  # pragma: no cover - device code
-    for j in range(cuda.grid(1), indices.shape[0], cuda.gridsize(1)):
-        out[j] = dot_f64(theta[row_of(indptr, j)], phi_t[indices[j]])
+def sddmm_kernel(indptr, indices, theta, phi_t, nz_chunk, out):  # pragma: no cover - device code
+    n_topics = theta.shape[1]
+    lane = cuda.threadIdx.x
+    scratch = cuda.shared.array(0, float64)[:WARP]
+    lo = cuda.blockIdx.x * nz_chunk
+    hi = min(lo + nz_chunk, indices.shape[0])
+    d = row_of(indptr, lo) if lo < hi else 0  # then advanced: the chunk's nonzeros in order
+    for j in range(lo, hi):  # the same j in every lane
+        while j >= indptr[d + 1]:
+            d += 1
+        w = indices[j]
+        p = np.float64(0.0)
+        for k in range(lane, n_topics, WARP):
+            p += theta[d, k] * phi_t[w, k]
+        mu = warp_sum(p, scratch)
+        if lane == 0:
+            out[j] = mu
 
 
 def poisson_kernel(lam, key, out):  # pragma: no cover - device code
@@ -78,7 +93,6 @@ def poisson_kernel(lam, key, out):  # pragma: no cover - device code
 
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     _twins = python_twins()
-    dot_f64, draw_at = _twins["dot_f64"], _twins["draw_at"]
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
     from . import segments as _segments
 
@@ -102,7 +116,8 @@ def signatures() -> dict:
     csr = (t.int64[::1], t.int32[::1])
     f32m, f64m = t.float32[:, ::1], t.float64[:, ::1]
     return {
-        "sddmm": [(*csr, f32m, f32m, t.float32[::1]), (*csr, f64m, f64m, t.float64[::1])],
+        "sddmm": [(*csr, f32m, f32m, t.int64, t.float32[::1]),
+                  (*csr, f64m, f64m, t.int64, t.float64[::1])],
         **cuda_sample.signatures(),
         "poisson_dense": [(t.float32[::1], t.uint64, t.int32[::1]),
                           (t.float64[::1], t.uint64, t.int32[::1])],
@@ -121,8 +136,8 @@ def kernel_functions() -> dict:
     return {**own, **cuda_summed.kernel_functions()}
 
 
-def _launch(name: str, grid: int, block: int, *args):
-    launch_kernel(kernel_functions()[name], grid, block, *args)
+def _launch(name: str, grid: int, block: int, *args, shared: int = 0):
+    launch_kernel(kernel_functions()[name], grid, block, *args, shared=shared)
 
 
 def sddmm(indptr, indices, doc_topic, topic_word_t, out):
@@ -132,7 +147,8 @@ def sddmm(indptr, indices, doc_topic, topic_word_t, out):
     theta = xp.ascontiguousarray(doc_topic)
     phi_t = xp.ascontiguousarray(topic_word_t)
     if indices.shape[0]:
-        _launch("sddmm", *launch.sddmm(indices.shape[0]), indptr, indices, theta, phi_t, out)
+        _launch("sddmm", *launch.sddmm(indices.shape[0]), indptr, indices, theta, phi_t,
+                np.int64(launch.NZ_CHUNK), out, shared=shared_bytes(0, theta.shape[1]))
     return out
 
 
@@ -147,6 +163,8 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
     ValueError
         K above :data:`MAX_TOPICS`, or not-float32 inputs.
     """
+    from . import cuda_sample
+
     indptr, indices = _csr(indptr, indices)
     xp = _xp((doc_topic,))
     theta = _f32("doc_topic", doc_topic)
@@ -160,7 +178,8 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
         _launch("sample_accumulate", *launch.sample_accumulate(indices.shape[0]), indptr,
                 indices, _f32("data", data), theta, phi_t, _f32("mu", mu),
                 np.float64(n_samples), np.uint64(key), doc_topic_out, p_out,
-                np.bool_(accumulate), np.float64(pool_max), np.int64(launch.NZ_CHUNK))
+                np.bool_(accumulate), np.float64(pool_max), np.int64(launch.NZ_CHUNK),
+                shared=shared_bytes(cuda_sample.ROWS, n_topics))
     return doc_topic_out, topic_word_out
 
 

@@ -38,15 +38,15 @@ def python_twins(module=None) -> dict:
     return shared
 
 
-def launch_kernel(kernel, grid: int, block: int, *args):
+def launch_kernel(kernel, grid: int, block: int, *args, shared: int = 0):
     """Launch a compiled ``kernel`` on CuPy's current stream, or on host arrays under the
-    simulator."""
+    simulator, with ``shared`` bytes of dynamic shared memory per block."""
     xp = _xp(args)
     if xp is np:  # host arrays: the CUDA simulator (same.model.kernels.cuda_on_host)
-        kernel[grid, block](*args)
+        kernel[grid, block, 0, shared](*args)
         return
     stream = cuda.external_stream(stream_handle(xp.cuda.get_current_stream().ptr))
-    kernel[grid, block, stream](*args)
+    kernel[grid, block, stream, shared](*args)
 
 
 def stream_handle(ptr: int) -> int:

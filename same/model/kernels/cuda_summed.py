@@ -1,35 +1,33 @@
-"""The summed sampler's CUDA kernels: chunked partial sums, then a block per document or word.
+"""The summed sampler's CUDA kernels: chunked partial sums, a warp per chunk, document or word.
 
 Both sweeps of the summed sampler (:mod:`same.model.kernels.elements`: ``summed_t_doc``,
 ``summed_p_word``) sum K-vectors over a *segment* -- a document's nonzeros (T:
 acc_k = Σ_w c_dw φ_kw / μ_dw) or a word's documents in the block's CSC order (P:
-acc_k = Σ_d (c_dw / μ_dw) θ_dk) -- then make one :func:`~same.model.kernels.elements.draw_nonzero`
-draw from acc.  A thread per segment (the former layout) runs a serial loop as long as the
-segment: at PubMed shape a top word's 330K documents × K.  Here each sweep is two launches:
+acc_k = Σ_d (c_dw / μ_dw) θ_dk) -- then make one draw from acc.  Every block is one warp
+(:mod:`same.model.kernels.cuda_warp`), its lanes across the topics; each sweep is two launches:
 
 1. ``*_partial``: a block per *chunk* of at most :data:`~same.model.kernels.launch.CHUNK` entries of
-   one segment (:mod:`same.model.kernels.segments`); its threads first put the chunk's c/μ (T: a
-   thread per nonzero, μ by ``dot_seq``) and rows (T: words, P: documents) into shared
-   memory (each read once), then each thread sums its topics over the chunk's entries in
-   order, in float32 (``axpy``'s arithmetic): coalesced reads of φ (T) or θ (P) rows across
-   topics.  A segment of one chunk -- nearly every document, most words -- is drawn right
+   one segment (:mod:`same.model.kernels.segments`); for each entry in order the lanes read
+   the entry's row (T: φ_w, P: θ_d) across topics, coalesced, T's μ_dw as a warp sum
+   (:func:`~same.model.kernels.cuda_warp.warp_sum`) of the lanes' float32 partial products,
+   and add c/μ times the row to acc in float32 (``axpy``'s arithmetic, each topic's terms in
+   entry order).  A segment of one chunk -- nearly every document, most words -- is drawn right
    there (step 2's draw); a longer one's sums go to ``part``, a compact array of only such
    segments' chunks (:func:`~same.model.kernels.segments.multi_ptr`; at most
    :func:`~same.model.kernels.launch.parts_bound` rows: 0.19 GB at PubMed's minibatch, K = 1024).
-2. ``*_draw``: a block per segment (those of one chunk return at once); its threads add the
-   segment's partial sums in chunk order into shared memory, then one thread draws from them
-   with the K-long scratch (cum, guide, the draws, and θ_d or φ_w: each read once, θ_d
-   written back once) in shared memory, not global memory.
+2. ``*_draw``: a block per segment (those of one chunk return at once); its lanes add the
+   segment's partial sums in chunk order, then draw together
+   (:func:`~same.model.kernels.cuda_warp.warp_draw`), θ_d or P_w written once.
 
-Chunking keeps the order of the terms within a chunk and adds the chunks in order: a segment
-of at most CHUNK entries (nearly every document, and every word in fewer than CHUNK documents
-of the block) gets exactly the CPU's acc, so under numba-cuda's simulator the counts are
-bit-identical to the CPU kernels' there; a longer segment's acc is the same sum grouped
-differently, so its rates may differ from the CPU's in the last float32 bits: the same
-draws from the same counters, identical except where that rounding flips a draw, as for
-NVVM's fused multiply-adds (:mod:`same.model.kernels.cuda`).  Deterministic: no floating-point atomics.  The chunk list of a
-launch is bounded without reading the block (⌈nnz / CHUNK⌉ + segments), so nothing waits for
-the device; blocks past the last chunk return at once.
+``summed_ratio`` (c/μ with the last θ, for the P sweep) is a warp per
+:data:`~same.model.kernels.launch.NZ_CHUNK` nonzeros, μ by warp sums.  μ's float32 sum is grouped
+by lane, and a long segment's acc by chunk, so rates may differ from the CPU's in the last
+float32 bits: the same draws from the same counters, identical except where that rounding flips
+a draw, as for NVVM's fused multiply-adds (:mod:`same.model.kernels.cuda`).  Deterministic: no
+floating-point atomics on sums.  The chunk list of a launch is bounded without reading the block
+(⌈nnz / CHUNK⌉ + segments), so nothing waits for the device; blocks past the last chunk return
+at once.  K-long rows live in the block's dynamic shared memory (float64,
+:func:`~same.model.kernels.cuda_warp.shared_bytes`).
 """
 
 from __future__ import annotations
@@ -37,54 +35,63 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, float32, float64, int32, int64
+from numba import cuda, float64
 from numba.core import config
 
 from . import launch
 from .cuda_host import launch_kernel
-from .elements import dot_seq, draw_nonzero, ratio, summed_t_draw
+from .cuda_warp import WARP, shared_bytes, warp_draw, warp_sum
+from .elements import ratio
 from .segments import chunk_bounds, chunk_ptr, multi_ptr, row_of, rows
 
-#: Length of the shared arrays (the most topics and chunk entries any launch may use).  One
-#: shared array per line: numba-cuda's simulator tells them apart by their line.
-_TOPICS_MAX, _CHUNK_MAX = 1024, 1024
-assert launch.CHUNK <= _CHUNK_MAX
+__all__ = ["summed_t_sweeps", "summed_p_sweep", "word_order", "kernel_sources", "signatures",
+           "ROWS"]
 
-__all__ = ["summed_t_sweeps", "summed_p_sweep", "word_order", "kernel_sources", "signatures"]
+#: K-long shared rows of each kernel (its dynamic shared memory: :func:`shared_bytes`).
+ROWS = {"summed_t_partial": 4, "summed_t_draw": 4, "summed_ratio": 0, "summed_p_partial": 4,
+        "summed_p_draw": 4}
 
 
-def _draw_t(d, theta, tokens, acc, th, cum, guide, t_row, n_samples, prior_scale,
+def _rows(sh, n_topics):  # pragma: no cover - device code
+    """The block's four K-long shared rows and its 32-value scratch."""
+    K = n_topics
+    return sh[:K], sh[K:2 * K], sh[2 * K:3 * K], sh[3 * K:4 * K], sh[4 * K:4 * K + 32]
+
+
+def _draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
             doc_topic_prior, key, pool_max):  # pragma: no cover - device code
-    """Document d's T draw from acc (shared, filled): θ_d copied to shared memory, drawn and
-    updated there by one thread (:func:`~same.model.kernels.elements.summed_t_draw`), written back."""
+    """Document d's T draw from acc (shared, filled): T_dk ~ Poisson(m θ_dk acc_k), the total
+    rate m · tokens_d (:func:`same.model.kernels.elements.summed_t_draw`), then
+    θ_d ← T_d / s + α written back."""
     n_topics = theta.shape[1]
-    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+    lane = cuda.threadIdx.x
+    for k in range(lane, n_topics, WARP):
         th[k] = theta[d, k]
+        z[k] = 0.0  # warp_draw leaves z as it is on its early exit
     cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        summed_t_draw(d, tokens[d], acc[:n_topics], th[:n_topics], n_samples, prior_scale,
-                      doc_topic_prior, key, pool_max, cum[:n_topics], guide[:n_topics],
-                      t_row[:n_topics])
+    warp_draw(d, n_samples * tokens[d], n_samples, th, acc, key, pool_max, cum, z, n_topics,
+              scratch)
     cuda.syncthreads()
-    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
-        theta[d, k] = th[k]
+    for k in range(lane, n_topics, WARP):
+        theta[d, k] = z[k] / prior_scale + doc_topic_prior
 
 
-def _draw_p(w, phi_t, counts, acc, ph, cum, guide, z, n_samples, key, p_out, pool_max,
+def _draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
             present):  # pragma: no cover - device code
     """Word w's P draw from acc (shared, filled) into p_out[w] (zeros for an absent word):
-    φ_w copied to shared memory, the draws into shared z by one thread."""
+    P_wk ~ Poisson(m acc_k φ_kw), the total rate m · counts_w."""
     n_topics = phi_t.shape[1]
-    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+    lane = cuda.threadIdx.x
+    for k in range(lane, n_topics, WARP):
         ph[k] = phi_t[w, k]
-        z[k] = 0  # draw_nonzero leaves z as it is on its early exit
+        z[k] = 0.0
     cuda.syncthreads()
-    if cuda.threadIdx.x == 0 and present:
-        draw_nonzero(w, n_samples * counts[w], n_samples, acc[:n_topics], ph[:n_topics], key,
-                     pool_max, cum[:n_topics], guide[:n_topics], z[:n_topics])
+    if present:
+        warp_draw(w, n_samples * counts[w], n_samples, acc, ph, key, pool_max, cum, z, n_topics,
+                  scratch)
     cuda.syncthreads()
-    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
-        p_out[w, k] = z[k]
+    for k in range(lane, n_topics, WARP):
+        p_out[w, k] = np.int32(z[k])
 
 
 def summed_t_partial_kernel(indptr, indices, data, theta, phi_t, cptr, mptr, chunk, part,
@@ -95,38 +102,33 @@ def summed_t_partial_kernel(indptr, indices, data, theta, phi_t, cptr, mptr, chu
         return
     d, lo, hi = chunk_bounds(cptr, indptr, b, chunk)
     single = cptr[d + 1] - cptr[d] == 1  # the whole document: drawn here
-    r = cuda.shared.array(_CHUNK_MAX, float64)
-    words = cuda.shared.array(_CHUNK_MAX, int32)
-    acc = cuda.shared.array(_TOPICS_MAX, float32)
-    th_s = cuda.shared.array(_TOPICS_MAX, float32)
-    cum = cuda.shared.array(_TOPICS_MAX, float64)
-    guide = cuda.shared.array(_TOPICS_MAX, int32)
-    t_row = cuda.shared.array(_TOPICS_MAX, int32)
-    th = theta[d]
-    for j in range(lo + cuda.threadIdx.x, hi, cuda.blockDim.x):
+    n_topics = theta.shape[1]
+    lane = cuda.threadIdx.x
+    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    for k in range(lane, n_topics, WARP):
+        th[k] = theta[d, k]
+        acc[k] = 0.0
+    for j in range(lo, hi):  # every lane the same j
         w = indices[j]
-        words[j - lo] = w
-        r[j - lo] = ratio(data[j], dot_seq(th, phi_t[w]))
-    cuda.syncthreads()
-    row = 0 if single else mptr[d] + b - cptr[d]
-    for k in range(cuda.threadIdx.x, theta.shape[1], cuda.blockDim.x):
-        s = np.float32(0.0)
-        for i in range(hi - lo):
-            s += np.float32(r[i]) * phi_t[words[i], k]
-        if single:
-            acc[k] = s
-        else:
-            part[row, k] = s
+        p = np.float32(0.0)
+        for k in range(lane, n_topics, WARP):
+            p += np.float32(th[k]) * phi_t[w, k]
+        rr = np.float32(ratio(data[j], warp_sum(p, scratch)))
+        for k in range(lane, n_topics, WARP):
+            acc[k] = np.float32(acc[k]) + rr * phi_t[w, k]
     if single:
         cuda.syncthreads()
-        draw_t(d, theta, tokens, acc, th_s, cum, guide, t_row, n_samples, prior_scale,
+        draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
                doc_topic_prior, key, pool_max)
+    else:
+        row = mptr[d] + b - cptr[d]
+        for k in range(lane, n_topics, WARP):
+            part[row, k] = np.float32(acc[k])
 
 
 def _add_chunks(part, c0, c1, acc, n_topics):  # pragma: no cover - device code
-    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, threads over topics (k
-    with the same thread as the callers' other loops over topics)."""
-    for k in range(cuda.threadIdx.x, n_topics, cuda.blockDim.x):
+    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, lanes over topics."""
+    for k in range(cuda.threadIdx.x, n_topics, WARP):
         s = np.float32(0.0)
         for c in range(c0, c1):
             s += part[c, k]
@@ -139,23 +141,33 @@ def summed_t_draw_kernel(theta, tokens, cptr, mptr, part, n_samples, prior_scale
     n_chunks = cptr[d + 1] - cptr[d]
     if n_chunks == 1:  # drawn by its partial-sum block
         return
-    acc = cuda.shared.array(_TOPICS_MAX, float32)
-    th_s = cuda.shared.array(_TOPICS_MAX, float32)
-    cum = cuda.shared.array(_TOPICS_MAX, float64)
-    guide = cuda.shared.array(_TOPICS_MAX, int32)
-    t_row = cuda.shared.array(_TOPICS_MAX, int32)
+    n_topics = theta.shape[1]
+    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
     m0 = mptr[d]
-    add_chunks(part, m0, m0 + n_chunks, acc, theta.shape[1])  # none: an empty document
+    add_chunks(part, m0, m0 + n_chunks, acc, n_topics)  # none: an empty document
     cuda.syncthreads()
-    draw_t(d, theta, tokens, acc, th_s, cum, guide, t_row, n_samples, prior_scale,
+    draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
            doc_topic_prior, key, pool_max)
 
 
-def summed_ratio_kernel(indptr, indices, data, theta, phi_t,
+def summed_ratio_kernel(indptr, indices, data, theta, phi_t, nz_chunk,
                         ratio_out):  # pragma: no cover - device code
-    for j in range(cuda.grid(1), indices.shape[0], cuda.gridsize(1)):
-        d = row_of(indptr, j)
-        ratio_out[j] = ratio(data[j], dot_seq(theta[d], phi_t[indices[j]]))
+    n_topics = theta.shape[1]
+    lane = cuda.threadIdx.x
+    scratch = cuda.shared.array(0, float64)[:WARP]
+    lo = cuda.blockIdx.x * nz_chunk
+    hi = min(lo + nz_chunk, indices.shape[0])
+    d = row_of(indptr, lo) if lo < hi else 0  # then advanced: the chunk's nonzeros in order
+    for j in range(lo, hi):  # the same j in every lane
+        while j >= indptr[d + 1]:
+            d += 1
+        w = indices[j]
+        p = np.float32(0.0)
+        for k in range(lane, n_topics, WARP):
+            p += theta[d, k] * phi_t[w, k]
+        mu = warp_sum(p, scratch)
+        if lane == 0:
+            ratio_out[j] = ratio(data[j], mu)
 
 
 def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, theta, cptr, mptr, chunk, part,
@@ -166,29 +178,23 @@ def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, theta, cptr, mptr,
         return
     w, lo, hi = chunk_bounds(cptr, col_ptr, b, chunk)
     single = cptr[w + 1] - cptr[w] == 1  # the whole word: drawn here
-    r = cuda.shared.array(_CHUNK_MAX, float32)
-    docs = cuda.shared.array(_CHUNK_MAX, int64)
-    acc = cuda.shared.array(_TOPICS_MAX, float32)
-    ph = cuda.shared.array(_TOPICS_MAX, float32)
-    cum = cuda.shared.array(_TOPICS_MAX, float64)
-    guide = cuda.shared.array(_TOPICS_MAX, int32)
-    z = cuda.shared.array(_TOPICS_MAX, int32)
-    for e in range(lo + cuda.threadIdx.x, hi, cuda.blockDim.x):
-        r[e - lo] = ratios[col_nz[e]]
-        docs[e - lo] = col_doc[e]
-    cuda.syncthreads()
-    row = 0 if single else mptr[w] + b - cptr[w]
-    for k in range(cuda.threadIdx.x, theta.shape[1], cuda.blockDim.x):
-        s = np.float32(0.0)
-        for i in range(hi - lo):
-            s += r[i] * theta[docs[i], k]
-        if single:
-            acc[k] = s
-        else:
-            part[row, k] = s
+    n_topics = theta.shape[1]
+    lane = cuda.threadIdx.x
+    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    for k in range(lane, n_topics, WARP):
+        acc[k] = 0.0
+    for e in range(lo, hi):  # every lane the same e
+        r, dd = ratios[col_nz[e]], col_doc[e]
+        for k in range(lane, n_topics, WARP):
+            acc[k] = np.float32(acc[k]) + r * theta[dd, k]
     if single:
         cuda.syncthreads()
-        draw_p(w, phi_t, counts, acc, ph, cum, guide, z, n_samples, key, p_out, pool_max, True)
+        draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
+               True)
+    else:
+        row = mptr[w] + b - cptr[w]
+        for k in range(lane, n_topics, WARP):
+            part[row, k] = np.float32(acc[k])
 
 
 def summed_p_draw_kernel(counts, phi_t, cptr, mptr, part, n_samples, key, p_out,
@@ -197,18 +203,16 @@ def summed_p_draw_kernel(counts, phi_t, cptr, mptr, part, n_samples, key, p_out,
     n_chunks = cptr[w + 1] - cptr[w]
     if n_chunks == 1:  # drawn by its partial-sum block
         return
-    acc = cuda.shared.array(_TOPICS_MAX, float32)
-    ph = cuda.shared.array(_TOPICS_MAX, float32)
-    cum = cuda.shared.array(_TOPICS_MAX, float64)
-    guide = cuda.shared.array(_TOPICS_MAX, int32)
-    z = cuda.shared.array(_TOPICS_MAX, int32)
+    n_topics = phi_t.shape[1]
+    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
     m0 = mptr[w]
-    add_chunks(part, m0, m0 + n_chunks, acc, phi_t.shape[1])  # none: an absent word
+    add_chunks(part, m0, m0 + n_chunks, acc, n_topics)  # none: an absent word
     cuda.syncthreads()
-    draw_p(w, phi_t, counts, acc, ph, cum, guide, z, n_samples, key, p_out, pool_max,
+    draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
            n_chunks > 0)
 
 
+rows_of = cuda.jit(device=True)(_rows)
 add_chunks = cuda.jit(device=True)(_add_chunks)
 draw_t, draw_p = cuda.jit(device=True)(_draw_t), cuda.jit(device=True)(_draw_p)
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
@@ -216,10 +220,9 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     from .cuda_host import python_twins
 
     _twins, _seg_twins = python_twins(), python_twins(_segments)
-    dot_seq, draw_nonzero, ratio = _twins["dot_seq"], _twins["draw_nonzero"], _twins["ratio"]
-    summed_t_draw = _twins["summed_t_draw"]
+    ratio = _twins["ratio"]
     row_of, chunk_bounds = _seg_twins["row_of"], _seg_twins["chunk_bounds"]
-    add_chunks, draw_t, draw_p = _add_chunks, _draw_t, _draw_p
+    rows_of, add_chunks, draw_t, draw_p = _rows, _add_chunks, _draw_t, _draw_p
 
 
 def kernel_sources() -> dict:
@@ -236,8 +239,9 @@ def kernel_functions() -> dict:
     return {name: cuda.jit(f) for name, f in kernel_sources().items()}
 
 
-def _launch(name: str, grid: int, block: int, *args):
-    launch_kernel(kernel_functions()[name], grid, block, *args)
+def _launch(name: str, grid: int, block: int, *args, n_topics: int = 0):
+    launch_kernel(kernel_functions()[name], grid, block, *args,
+                  shared=shared_bytes(ROWS[name], n_topics))
 
 
 def signatures() -> dict:
@@ -251,7 +255,7 @@ def signatures() -> dict:
                               t.float64, t.float64, t.float64, t.uint64, t.float64)],
         "summed_t_draw": [(f32m, f64v, i64, i64, f32m, t.float64, t.float64, t.float64,
                            t.uint64, t.float64)],
-        "summed_ratio": [(i64, i32v, f32v, f32m, f32m, f32v)],
+        "summed_ratio": [(i64, i32v, f32v, f32m, f32m, t.int64, f32v)],
         "summed_p_partial": [(i64, i64, i64, f32v, f32m, i64, i64, t.int64, f32m, f64v, f32m,
                               t.float64, t.uint64, t.int32[:, ::1], t.float64)],
         "summed_p_draw": [(f64v, f32m, i64, i64, f32m, t.float64, t.uint64, t.int32[:, ::1],
@@ -259,10 +263,22 @@ def signatures() -> dict:
     }
 
 
+def segment_sums(xp, ptr, values):
+    """(len(ptr) − 1,) float64: Σ of ``values`` over each segment of ``ptr``, as differences of
+    one float64 running sum (exact for counts: integers below 2^53); no host synchronisation
+    (CuPy's ``bincount`` reads its input's maximum on the host)."""
+    ptr = xp.asarray(ptr, dtype=xp.int64)
+    run = xp.zeros(values.shape[0] + 1, dtype=xp.float64)
+    if values.shape[0]:
+        xp.cumsum(values, dtype=xp.float64, out=run[1:])
+    return run[ptr[1:]] - run[ptr[:-1]]
+
+
 def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
                     doc_topic_prior, keys, ratio_out, pool_max):
     """The summed sampler's T sweeps, one per key (see :func:`same.model.kernels.summed_t_sweeps`):
-    θ (float32, (D, K)) updated in place, then ``ratio_out`` (float32, (nnz,)) = c/μ."""
+    θ (float32, (D, K)) updated in place, then ``ratio_out`` (float32, (nnz,)) = c/μ
+    (skipped when None)."""
     from .cuda_host import _csr, _f32, _topics, _xp
 
     indptr, indices = _csr(indptr, indices)
@@ -271,8 +287,7 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
     nnz = int(indices.shape[0])
     data, theta, phi_t = _f32("data", data), _f32("doc_topic", theta), _f32("topic_word_t", phi_t)
     if n_docs and len(keys):
-        tokens = xp.bincount(rows(xp, indptr, nnz), weights=data.astype(xp.float64),
-                             minlength=n_docs)  # Σ_w c_dw, in order j on the host
+        tokens = segment_sums(xp, indptr, data)  # Σ_w c_dw
         cptr = chunk_ptr(xp, indptr, launch.CHUNK)
         mptr = multi_ptr(xp, cptr)
         part = xp.empty((launch.parts_bound(nnz), n_topics), dtype=xp.float32)
@@ -280,25 +295,27 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
         for key in np.asarray(keys, dtype=np.uint64):
             _launch("summed_t_partial", *launch.summed_partial(n_docs, nnz), indptr, indices,
                     data, theta, phi_t, cptr, mptr, np.int64(launch.CHUNK), part, tokens,
-                    *scalars, np.uint64(key), np.float64(pool_max))
+                    *scalars, np.uint64(key), np.float64(pool_max), n_topics=n_topics)
             _launch("summed_t_draw", *launch.summed_draw(n_docs), theta, tokens, cptr, mptr,
-                    part, *scalars, np.uint64(key), np.float64(pool_max))
-    if nnz:
-        _launch("summed_ratio", *launch.flat(nnz), indptr, indices, data, theta, phi_t,
-                ratio_out)
+                    part, *scalars, np.uint64(key), np.float64(pool_max), n_topics=n_topics)
+    if nnz and ratio_out is not None:
+        _launch("summed_ratio", *launch.summed_ratio(nnz), indptr, indices, data, theta, phi_t,
+                np.int64(launch.NZ_CHUNK), ratio_out, n_topics=n_topics)
     return theta, ratio_out
 
 
 def word_order(indptr, indices, n_words: int):
     """(col_ptr, col_doc, col_nz) of a CSR block in CSC order, documents ascending within a
-    word (a stable sort: the order of the CPU's counting sort); int64 arrays."""
+    word (a stable sort: the order of the CPU's counting sort); int64 arrays, computed
+    without a host synchronisation."""
     from .cuda_host import _xp
 
     xp = _xp((indices,))
-    col_nz = xp.argsort(xp.asarray(indices), kind="stable").astype(xp.int64)
+    indices = xp.asarray(indices)
+    col_nz = xp.argsort(indices, kind="stable").astype(xp.int64)
     docs = rows(xp, indptr, int(indices.shape[0]))
-    col_ptr = xp.zeros(n_words + 1, dtype=xp.int64)
-    col_ptr[1:] = xp.cumsum(xp.bincount(xp.asarray(indices), minlength=n_words))
+    col_ptr = xp.searchsorted(indices[col_nz], xp.arange(n_words + 1, dtype=indices.dtype),
+                              side="left").astype(xp.int64)
     return col_ptr, docs[col_nz], col_nz
 
 
@@ -312,8 +329,7 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     n_words, n_topics = phi_t.shape
     nnz = int(indices.shape[0])
     col_ptr, col_doc, col_nz = word_order(indptr, indices, n_words)
-    counts = xp.bincount(xp.asarray(indices), weights=xp.asarray(data, dtype=xp.float64),
-                         minlength=n_words)
+    counts = segment_sums(xp, col_ptr, xp.asarray(data)[col_nz])  # Σ_d c_dw
     cptr = chunk_ptr(xp, col_ptr, launch.CHUNK)
     mptr = multi_ptr(xp, cptr)
     part = xp.empty((launch.parts_bound(nnz), n_topics), dtype=xp.float32)
@@ -321,7 +337,7 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     draw = (np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max))
     _launch("summed_p_partial", *launch.summed_partial(n_words, nnz), col_ptr, col_doc, col_nz,
             _f32("ratio", ratio), _f32("doc_topic", theta), cptr, mptr,
-            np.int64(launch.CHUNK), part, counts, phi_t, *draw)
+            np.int64(launch.CHUNK), part, counts, phi_t, *draw, n_topics=n_topics)
     _launch("summed_p_draw", *launch.summed_draw(n_words), counts, phi_t, cptr, mptr, part,
-            *draw)
+            *draw, n_topics=n_topics)
     return p_out

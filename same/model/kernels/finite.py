@@ -49,10 +49,20 @@ class DeferredChecks:
             return
         names, flags = zip(*self.pending)
         self.pending.clear()
-        ok = array_module(flags[0]).stack(flags).get()
+        ok = _to_pinned(array_module(flags[0]).stack(flags))
         for name, good in zip(names, ok):
             if not good:
                 raise ValueError(_NOT_FINITE.format(name))
+
+
+def _to_pinned(flags):
+    """A device array's values in page-locked host memory: the one transfer of a step, a
+    direct DMA rather than a copy through a pageable staging buffer."""
+    import cupyx
+
+    host = cupyx.empty_pinned(flags.shape, dtype=flags.dtype)
+    flags.get(out=host)
+    return host
 
 
 #: The innermost open :func:`deferred_checks` scope of this thread / context, or None.

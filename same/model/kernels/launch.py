@@ -1,17 +1,21 @@
 """Launch configurations of the CUDA kernels, as pure functions (no GPU, no CUDA import).
 
 :mod:`same.model.kernels.cuda` takes every grid and block from here, so :func:`launch_shapes` --
-each launch of one minibatch step with its grid, block and the longest serial loop any of its
-threads runs -- is computed from the launch code itself and can be checked at paper scale
-without a GPU (tests/model/test_launch.py).
+each launch of one minibatch step with its grid, block and the serial work of its threads --
+is computed from the launch code itself and can be checked at paper scale without a GPU
+(tests/model/test_launch.py).
 
-Serial loops are counted in *topic iterations*: one pass of a loop over the K topics of one
-item (a dot product, an axpy, a pass of :func:`same.model.kernels.elements.draw_nonzero`) counts K;
-a Poisson draw of :func:`poisson` counts 1.  They are worst-case bounds over every corpus of
-the shape: a document may hold every word of the vocabulary (``min(W, nnz)`` nonzeros) and a
-word may occur in every document of the minibatch; the pooled events of a draw are counted
-on the few-events path (fewer than K/4, binary searches), not on the guide table's, whose
-number is random (its mean is below K · ``pool_max``).
+Every sampling kernel runs blocks of one warp (:data:`WARP` threads) whose lanes share an
+item's K topics (:mod:`same.model.kernels.cuda_warp`).  Serial work is counted in *topic
+iterations*: one pass of a lane over its topics of one item counts ⌈K / 32⌉ (a lane's share of
+a dot product, an axpy, a pass of the cooperative draw); a Poisson draw counts 1.  The bound
+this module states, and the tests check at NYTimes' and PubMed's shapes: **no thread runs
+more than** :data:`ITEM_PASSES` **· ⌈K / 32⌉ topic iterations per item** (a nonzero, a
+chunk entry, a document's or a word's draw) -- no thread loops over the K topics of an item
+while the others of its warp wait.  ``Launch.serial`` is the whole launch's worst case per
+thread (at most :data:`CHUNK` or :data:`NZ_CHUNK` items a block, in order); the pooled events
+of a draw are spread over the 32 lanes (⌈n / 32⌉ binary searches of ⌈log₂ K⌉ steps each) and
+not counted, their number being random (mean m·c at most).
 """
 
 from __future__ import annotations
@@ -19,65 +23,85 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["THREADS", "MIN_BLOCKS", "DRAW_PASSES", "CHUNK", "NZ_CHUNK", "Launch", "sddmm",
-           "sample_accumulate", "poisson", "flat", "chunks_bound", "parts_bound", "summed_partial",
-           "summed_draw", "launch_shapes", "paper_shapes"]
+__all__ = ["THREADS", "WARP", "MIN_BLOCKS", "DRAW_PASSES", "ITEM_PASSES", "CHUNK", "NZ_CHUNK",
+           "Launch", "sddmm", "sample_accumulate", "poisson", "flat", "chunks_bound",
+           "parts_bound", "summed_partial", "summed_draw", "summed_ratio", "launch_shapes",
+           "paper_shapes", "topics_per_lane"]
 
-#: Threads per block of the kernels.
-THREADS = 128
+#: Threads per block of the elementwise Poisson kernel.
+THREADS = 256
+#: Threads per block of the sampling kernels: one warp.
+WARP = 32
 #: Blocks that fill an H100 SXM: two per SM, 132 SMs (NVIDIA H100 Tensor Core GPU
 #: Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 MIN_BLOCKS = 2 * 132
-#: K-long passes of one :func:`~same.model.kernels.elements.draw_nonzero` call that draws (z and
-#: cum, the list of topics drawn alone, the prefix sums, the guide table, the topics drawn
-#: alone at most K) -- 5, the pooled events aside.
-DRAW_PASSES = 5
+#: Passes of a lane over its topics in one cooperative draw
+#: (:func:`~same.model.kernels.cuda_warp.warp_draw` and its callers): the rows in, the rates
+#: and lone draws, the cumulative rates, the draws out -- 4, the pooled events aside.
+DRAW_PASSES = 4
+#: The most passes of a lane over its topics per item in any kernel (the bound of the module
+#: docstring): a chunk entry of the T sweep reads its row twice (μ, then the axpy), a
+#: nonzero of the per-nonzero sampler reads θ_d and φ_w, draws and adds its draws.
+ITEM_PASSES = 8
 #: Most blocks of the elementwise Poisson kernel (then a grid-stride loop).
 POISSON_BLOCKS = 4096
-#: Entries of one segment per block of the summed sampler's partial sums (at most
-#: ⌈CHUNK / THREADS⌉·K + CHUNK·⌈K / THREADS⌉ topic iterations per thread); also the length
-#: of those kernels' shared ratio array, so lower it only.
-CHUNK = 1024
-#: Nonzeros per block of the per-nonzero sampler (each ≤ K + 3·⌈K / THREADS⌉ topic
-#: iterations of its first thread, and ⌈⌈K/4⌉ / THREADS⌉·⌈log₂ K⌉ binary-search steps of
-#: the fewer than K/4 pooled events a thread places on the few-events path; the guide
-#: table's walks, whose count is random, aside).
+#: Entries of one segment per block of the summed sampler's partial sums (a warp walks them
+#: in order: 2·⌈K/32⌉ topic iterations each).
+CHUNK = 256
+#: Nonzeros per block of the SDDMM, the ratios and the per-nonzero sampler (a warp walks
+#: them in order).
 NZ_CHUNK = 32
 
 
 @dataclass(frozen=True)
 class Launch:
     """One kernel launch: ``grid`` blocks of ``block`` threads; ``serial``: the most topic
-    iterations one thread runs in it (see the module docstring)."""
+    iterations one thread runs in it; ``per_item``: the most per item (see the module
+    docstring)."""
     kernel: str
     grid: int
     block: int
     serial: int
+    per_item: int = 0
 
 
 def _cdiv(a: int, b: int) -> int:
     return -(-int(a) // int(b))
 
 
-def flat(nnz: int) -> tuple[int, int]:
-    """(grid, block) of a thread per nonzero (``sddmm``, ``summed_ratio``)."""
-    return max(1, _cdiv(nnz, THREADS)), THREADS
+def topics_per_lane(n_topics: int) -> int:
+    """⌈K / 32⌉: the topics of one lane in a pass over an item's K topics."""
+    return _cdiv(n_topics, WARP)
+
+
+def flat(n: int) -> tuple[int, int]:
+    """(grid, block) of a thread per element (:data:`THREADS` a block)."""
+    return max(1, _cdiv(n, THREADS)), THREADS
+
+
+def _per_warp(nnz: int) -> tuple[int, int]:
+    return max(1, _cdiv(nnz, NZ_CHUNK)), WARP
 
 
 def sddmm(nnz: int) -> tuple[int, int]:
-    """(grid, block) of ``sddmm``: a thread per nonzero (:func:`flat`)."""
-    return flat(nnz)
+    """(grid, block) of ``sddmm``: a warp per :data:`NZ_CHUNK` nonzeros."""
+    return _per_warp(nnz)
+
+
+def summed_ratio(nnz: int) -> tuple[int, int]:
+    """(grid, block) of ``summed_ratio``: a warp per :data:`NZ_CHUNK` nonzeros."""
+    return _per_warp(nnz)
 
 
 def sample_accumulate(nnz: int) -> tuple[int, int]:
-    """(grid, block) of ``sample_accumulate``: a block per :data:`NZ_CHUNK` nonzeros."""
-    return max(1, _cdiv(nnz, NZ_CHUNK)), THREADS
+    """(grid, block) of ``sample_accumulate``: a warp per :data:`NZ_CHUNK` nonzeros."""
+    return _per_warp(nnz)
 
 
 def poisson(n: int) -> tuple[int, int]:
-    """(grid, block) of ``poisson_dense`` over ``n`` elements: 256 threads, at most
-    :data:`POISSON_BLOCKS` blocks (a grid-stride loop beyond)."""
-    return max(1, min(_cdiv(n, 256), POISSON_BLOCKS)), 256
+    """(grid, block) of ``poisson_dense`` over ``n`` elements: :data:`THREADS` threads, at
+    most :data:`POISSON_BLOCKS` blocks (a grid-stride loop beyond)."""
+    return max(1, min(_cdiv(n, THREADS), POISSON_BLOCKS)), THREADS
 
 
 def chunks_bound(n_segments: int, nnz: int) -> int:
@@ -93,17 +117,16 @@ def parts_bound(nnz: int) -> int:
 
 
 def summed_partial(n_segments: int, nnz: int) -> tuple[int, int]:
-    """(grid, block) of ``summed_t_partial`` / ``summed_p_partial``: a block per chunk (blocks
-    past the last chunk return), its threads over the chunk's entries, then over topics; a
+    """(grid, block) of ``summed_t_partial`` / ``summed_p_partial``: a warp per chunk (blocks
+    past the last chunk return), walking the chunk's entries with its lanes across topics; a
     segment of one chunk is drawn there too."""
-    return max(1, chunks_bound(n_segments, nnz)), THREADS
+    return max(1, chunks_bound(n_segments, nnz)), WARP
 
 
 def summed_draw(n_segments: int) -> tuple[int, int]:
-    """(grid, block) of ``summed_t_draw`` / ``summed_p_draw``: a block per segment (document
-    or word; those of one chunk return), its threads over topics adding the chunks' partial
-    sums, one thread drawing."""
-    return max(1, int(n_segments)), THREADS
+    """(grid, block) of ``summed_t_draw`` / ``summed_p_draw``: a warp per segment (document
+    or word; those of one chunk return), adding the chunks' partial sums, then drawing."""
+    return max(1, int(n_segments)), WARP
 
 
 def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
@@ -112,28 +135,29 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
 
     n_docs, nnz : documents and nonzeros of the minibatch; n_words : W; n_topics : K;
     n_inner : sweeps per step (the summed sampler: n_inner − 1 T sweeps of two launches each,
-    the ratios, the P sweep's two launches).
-    Serial loops are the worst-case bounds of the module docstring.
+    the ratios, the P sweep's two launches).  Worst-case bounds: a document holding every
+    word, a word in every document of the minibatch.
     """
-    K = int(n_topics)
-    doc_nnz = min(n_words, nnz)  # a document holding every word
-    word_docs = n_docs  # a word in every document
-    g, b = sddmm(nnz)
-    sd = Launch("sddmm", g, b, K)
-    ktop = _cdiv(K, THREADS)  # topics of one thread in a block across topics
-    few = _cdiv(_cdiv(K, 4), THREADS) * max(1, math.ceil(math.log2(K)))  # few-events path
-    sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * (K + 3 * ktop + few))
-    partial = _cdiv(CHUNK, THREADS) * K + CHUNK * ktop  # the T side's dots, then the sums
-    draw = DRAW_PASSES * K + K  # the draw and θ's update, by one thread
-    t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz), partial + draw)
-    t_draw = Launch("summed_t_draw", *summed_draw(n_docs), _cdiv(doc_nnz, CHUNK) * ktop + draw)
-    ratio = Launch("summed_ratio", *flat(nnz), K)
+    kt = topics_per_lane(n_topics)
+    draw = DRAW_PASSES * kt
+    doc_chunks = _cdiv(min(n_words, nnz), CHUNK)  # a document holding every word
+    word_chunks = _cdiv(n_docs, CHUNK)  # a word in every document
+    sd = Launch("sddmm", *sddmm(nnz), NZ_CHUNK * kt, kt)
+    # per nonzero: θ_d (when the document changes) and φ_w in, the draw, the draws added;
+    # T_d out when the document changes
+    sa_item = 2 * kt + draw + 2 * kt
+    sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * sa_item, sa_item)
+    t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz),
+                    kt + CHUNK * 2 * kt + draw + kt, max(2 * kt, draw + kt))
+    t_draw = Launch("summed_t_draw", *summed_draw(n_docs), doc_chunks * kt + draw + kt,
+                    draw + kt)
+    ratio = Launch("summed_ratio", *summed_ratio(nnz), NZ_CHUNK * kt, kt)
     p_part = Launch("summed_p_partial", *summed_partial(n_words, nnz),
-                    CHUNK * ktop + DRAW_PASSES * K)
-    p_draw = Launch("summed_p_draw", *summed_draw(n_words), _cdiv(word_docs, CHUNK) * ktop
-                    + DRAW_PASSES * K)
-    g, b = poisson(n_docs * K)
-    po = Launch("poisson_dense", g, b, _cdiv(n_docs * K, g * b))
+                    kt + CHUNK * kt + draw + kt, draw + kt)
+    p_draw = Launch("summed_p_draw", *summed_draw(n_words), word_chunks * kt + draw + kt,
+                    draw + kt)
+    g, b = poisson(n_docs * n_topics)
+    po = Launch("poisson_dense", g, b, _cdiv(n_docs * n_topics, g * b), 1)
     summed = [t_part, t_draw] * max(n_inner - 1, 0) + [ratio, p_part, p_draw]
     return {"nonzero": [sd, sa], "summed": summed, "poisson": [po]}
 

@@ -1,0 +1,208 @@
+"""Warp-cooperative device code shared by every CUDA sampling kernel: a block is one warp.
+
+Every sampling kernel runs blocks of :data:`~same.model.kernels.launch.WARP` (32) threads, each
+block one item at a time (a document, a word, a chunk of nonzeros), its 32 lanes across the
+item's K topics.  No lane runs a K-long loop: a lane touches ⌈K/32⌉ topics per pass.
+
+- Sums over the K topics (μ of a nonzero) are a lane's partial sum over its topics k ≡ lane
+  (mod 32), then :func:`warp_sum`, a butterfly over the 32 lanes (``shfl.bfly``: every lane
+  ends with the same bits).
+- :func:`warp_draw` makes :func:`same.model.kernels.elements.draw_nonzero`'s K Poisson draws,
+  counter for counter: lane l owns topics ⌈K/32⌉·l …, draws its topics with λ_k ≥ ``pool_max``
+  alone and sums its pooled λ in order k; an exclusive scan over the lanes (:func:`warp_scan`,
+  ``shfl.up``) gives every lane the pooled rate before its topics, so the cumulative rates
+  are written by all lanes at once; the pooled draw n (every lane computes the same one), then
+  the n events across the lanes, each placed by binary search over the cumulative rates
+  (:func:`first_above`: the topic the CPU's count or guide-table walk gives) and counted with a
+  shared-memory atomic add.
+
+The cumulative rates are the CPU's sums grouped by lane, so they may differ from the CPU's
+sequential ones in the last bits: an event whose uniform falls within that rounding of a
+topic boundary can land one topic over (probability ~1e-16 per event); otherwise the draws are
+the CPU's.  The shuffles have simulator twins (numba-cuda's simulator has no warp intrinsics):
+the same additions in the same order through a shared scratch, so the simulator computes the
+bits a GPU computes, fused multiply-adds aside.
+
+Scratch lives in the block's dynamic shared memory, one float64 array (:func:`shared_bytes`):
+rows of K values (θ_d, φ_w, sums, cumulative rates, draws) and a 32-value scratch; integer
+draws are held as float64 (exact below 2^53) and added with float64 atomics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float64
+from numba.core import config
+
+from .elements import CAT_SALT, element_counter, poisson, uniform
+
+__all__ = ["WARP", "shared_bytes", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
+
+#: Threads per block of the sampling kernels: one warp.
+WARP = 32
+_FULL = 0xFFFFFFFF
+
+
+def shared_bytes(n_rows: int, n_topics: int) -> int:
+    """Dynamic shared memory of a block holding ``n_rows`` K-long float64 rows and the
+    32-value scratch of the warp functions, in bytes."""
+    return 8 * (int(n_rows) * int(n_topics) + WARP)
+
+
+def _warp_sum(x, scratch):  # pragma: no cover - device code
+    """Σ over the 32 lanes of x (every lane gets the same bits): butterfly, offsets 16 … 1."""
+    off = 16
+    while off > 0:
+        x = x + cuda.shfl_xor_sync(_FULL, x, off)
+        off //= 2
+    return x
+
+
+def _warp_scan(x, scratch):  # pragma: no cover - device code
+    """Inclusive prefix sum of x over lanes 0 … lane: Hillis–Steele, offsets 1 … 16."""
+    lane = cuda.threadIdx.x
+    off = 1
+    while off < 32:
+        y = cuda.shfl_up_sync(_FULL, x, off)
+        if lane >= off:
+            x = y + x
+        off *= 2
+    return x
+
+
+def _warp_sum_twin(x, scratch):  # pragma: no cover - simulator only
+    """:func:`_warp_sum` through shared memory: the same additions in the same order."""
+    lane = cuda.threadIdx.x
+    off = 16
+    while off > 0:
+        scratch[lane] = x
+        cuda.syncthreads()
+        y = type(x)(scratch[lane ^ off])
+        cuda.syncthreads()
+        x = x + y
+        off //= 2
+    return x
+
+
+def _warp_scan_twin(x, scratch):  # pragma: no cover - simulator only
+    """:func:`_warp_scan` through shared memory: the same additions in the same order."""
+    lane = cuda.threadIdx.x
+    off = 1
+    while off < 32:
+        scratch[lane] = x
+        cuda.syncthreads()
+        y = type(x)(scratch[lane - off]) if lane >= off else x
+        cuda.syncthreads()
+        if lane >= off:
+            x = y + x
+        off *= 2
+    return x
+
+
+def _first_above(cum, x, n_topics):  # pragma: no cover - device code
+    """min(K − 1, first k with cum[k] > x) by binary search (cum non-decreasing): the topic of
+    :func:`same.model.kernels.elements._split_pooled` (its count and its guide-table walk)."""
+    lo, hi = 0, n_topics - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics,
+               scratch):  # pragma: no cover - device code
+    """Element j's K draws z_k ~ Poisson(scale · a_k · b_k) into z (shared, float64), the warp
+    together; :func:`same.model.kernels.elements.draw_nonzero`'s counters and early exit.
+
+    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch.
+    Returns False (z untouched) on the early exit, else True with z written for every k.
+    Every lane must call it (it synchronises the block); z is complete when it returns.
+    """
+    lane = cuda.threadIdx.x
+    base = np.uint64(j) * np.uint64(n_topics + 1)
+    ctr = element_counter(base + np.uint64(n_topics))
+    if rate < pool_max:
+        if uniform(key, ctr) < 1.0 - rate * (1 + 1e-6):
+            return False
+    per = (n_topics + 31) // 32
+    lo = min(lane * per, n_topics)
+    hi = min(lo + per, n_topics)
+    s = np.float64(0.0)
+    for k in range(lo, hi):
+        lam = scale * a[k] * b[k]
+        if lam >= pool_max:
+            z[k] = poisson(lam, key, element_counter(base + np.uint64(k)))
+        else:
+            z[k] = 0.0
+            s += lam
+        cum[k] = s
+    before = warp_shift(warp_scan(s, scratch), scratch)
+    for k in range(lo, hi):
+        cum[k] = before + cum[k]
+    cuda.syncthreads()
+    pooled = cum[n_topics - 1]
+    if pooled > 0.0:
+        n = poisson(pooled, key, ctr)
+        cat_key = key ^ CAT_SALT
+        for e in range(lane, n, 32):
+            x = uniform(cat_key, ctr + np.uint64(e)) * pooled
+            cuda.atomic.add(z, first_above(cum, x, n_topics), 1.0)
+    cuda.syncthreads()
+    return True
+
+
+def _warp_shift(x, scratch):  # pragma: no cover - device code
+    """x of lane − 1 (0 in lane 0): an inclusive scan made exclusive without a subtraction."""
+    y = cuda.shfl_up_sync(_FULL, x, 1)
+    return y if cuda.threadIdx.x > 0 else np.float64(0.0)
+
+
+def _warp_shift_twin(x, scratch):  # pragma: no cover - simulator only
+    lane = cuda.threadIdx.x
+    scratch[lane] = x
+    cuda.syncthreads()
+    y = type(x)(scratch[lane - 1]) if lane > 0 else type(x)(0.0)
+    cuda.syncthreads()
+    return y
+
+
+first_above = cuda.jit(device=True)(_first_above)
+warp_sum = cuda.jit(device=True)(_warp_sum)
+warp_scan = cuda.jit(device=True)(_warp_scan)
+warp_shift = cuda.jit(device=True)(_warp_shift)
+warp_draw = cuda.jit(device=True)(_warp_draw)
+if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
+    from .cuda_host import python_twins
+
+    _twins = python_twins()
+    uniform, poisson = _twins["uniform"], _twins["poisson"]
+    element_counter = _twins["element_counter"]
+    first_above, warp_draw = _first_above, _warp_draw
+    warp_sum, warp_scan, warp_shift = _warp_sum_twin, _warp_scan_twin, _warp_shift_twin
+
+    class _SimulatedThread:
+        """What these functions use of ``cuda`` in the simulator: it swaps ``cuda`` only in
+        the launched kernel's own module, so this one reads the simulated thread directly."""
+
+        from numba.cuda.simulator.kernelapi import FakeCUDAAtomic as _Atomic
+
+        atomic = _Atomic()
+
+        @property
+        def threadIdx(self):  # noqa: N802 - CUDA's name
+            import threading
+
+            return threading.current_thread().threadIdx
+
+        @staticmethod
+        def syncthreads():
+            import threading
+
+            threading.current_thread().syncthreads()
+
+    cuda = _SimulatedThread()
+
+_ = float64  # the kernels' dynamic shared arrays are float64 (cuda.shared.array(0, float64))
