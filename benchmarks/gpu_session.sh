@@ -57,7 +57,7 @@ PY
 } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-timeout "$(( $(left) > 300 ? 300 : $(left) ))" python3 benchmarks/gpu_same.py ${PUBMED_STEP---pubmed-step} \
+timeout "$(( $(left) > 260 ? 260 : $(left) ))" python3 benchmarks/gpu_same.py ${PUBMED_STEP---pubmed-step} \
   --out "$out/same_nytimes_cupy.json" ${GPU_SAME_ARGS:-} 2>&1 | grep -v -i "warn" \
   | tee "$out/gpu_same.log"
 
@@ -87,7 +87,7 @@ print(both.pivot_table(index="pass", columns="backend", values=cols).tail(5).to_
 PY
 }
 if [ "$(left)" -gt 60 ]; then
-  timeout "$(( $(left) > 150 ? 150 : $(left) ))" bash -c "$(declare -f kos); S=$S out=$out; kos" \
+  timeout "$(( $(left) > 120 ? 120 : $(left) ))" bash -c "$(declare -f kos); S=$S out=$out; kos" \
     > "$out/kos.log" 2>&1
   grep -v -i "warn" "$out/kos.log" | tail -20
 fi
