@@ -14,9 +14,9 @@ zeroing and θ update, and turns them into bytes and seconds per pass on an H100
 
 Seconds per pass = bytes per pass / HBM bandwidth, 3.35 TB/s (NVIDIA H100 SXM5 80GB datasheet,
 HBM3): the time the memory traffic alone takes, a lower bound on a pass, not a prediction;
-draws, the per-nonzero prefix sums of one thread, atomics' latency, IncNorm and CuPy's sort
+draws, the warps' scans and shuffles, atomics' latency, IncNorm and CuPy's sort
 of the block into CSC order are not in it.  Assumptions, in the output: every document within
-one chunk (≤ 1,024 nonzeros) and every word in the block, m·c ≥ 1 (no early exit), and
+one chunk (≤ 256 nonzeros) and every word in the block, m·c ≥ 1 (no early exit), and
 ``positive`` (nonzero, topic) pairs with a draw per nonzero: 1 to ``--positive`` (default 8,
 what a trained model at m = 100 gives, where a few topics hold most mass).
 
@@ -40,12 +40,17 @@ N_INNER = 5
 def paper_block(shape: dict, positive: float) -> traffic.Block:
     """The model's block at a paper shape: documents within one chunk, every word present,
     ⌈nnz / CHUNK⌉ words of two chunks (the partial sums' bound), every nonzero drawn,
-    ``positive`` pairs with a draw per nonzero."""
-    n, d, w = shape["nnz"], shape["n_docs"], shape["n_words"]
+    ``positive`` pairs with a draw per nonzero; a warp of NZ_CHUNK nonzeros starts a document
+    run and each document boundary inside it another (runs ≤ warps + D, walked past: D), each
+    run's positive topics at most K and at most its pairs."""
+    n, d, w, k = shape["nnz"], shape["n_docs"], shape["n_words"], shape["n_topics"]
     long = min(w, -(-n // launch.CHUNK))  # words over one chunk: as many as nnz allows
-    return traffic.Block(d, w, n, shape["n_topics"], doc_chunks=d, word_chunks=w + long,
+    runs = launch.sddmm(n)[0] + d
+    pairs = round(positive * n)
+    return traffic.Block(d, w, n, k, doc_chunks=d, word_chunks=w + long,
                          doc_single=d, word_single=w - long, words_present=w, drawn=n,
-                         positive=round(positive * n))
+                         positive=pairs, doc_runs=runs, t_positive=min(runs * k, pairs),
+                         doc_advances=d)
 
 
 def footprint(b: traffic.Block, words: bool = False) -> dict[str, int]:
@@ -69,7 +74,7 @@ def kernel_bytes(b: traffic.Block) -> dict[str, dict[str, float]]:
         for a, (r, w) in arrays.items():
             size = traffic.ITEMSIZE[a]
             issued += (r + w) * size
-            reads = (r / launch.THREADS if a in shared.get(kernel, ()) else r) * size
+            reads = (r / launch.WARP if a in shared.get(kernel, ()) else r) * size
             high += reads + w * size
             cap = foot.get(a, float("inf"))  # the partial sums: streamed, no reuse
             low += min(reads, cap) + min(w * size, cap)
@@ -132,7 +137,7 @@ def main(argv=None) -> int:
     check_option(args.out, json_kind({"model": MODEL}), "gpu_model.py")
     result = {"model": MODEL, "gpu": H100,
               "settings": {"n_inner": N_INNER, "positive_per_nonzero": [1.0, args.positive],
-                           "threads": launch.THREADS, "chunk": launch.CHUNK,
+                           "threads": launch.WARP, "chunk": launch.CHUNK,
                            "nz_chunk": launch.NZ_CHUNK},
               "assumptions": __doc__.split("Assumptions, in the output: ")[1].split("\n\n")[0]
               .replace("\n", " "),

@@ -82,6 +82,6 @@ def test_bytes_follow_the_access_count():
         issued = sum((r + w) * traffic.ITEMSIZE[a] for a, (r, w) in acc[kernel].items())
         assert figures_["issued"] == issued
         assert figures_["low"] <= figures_["high"] <= issued
-    # the per-nonzero sampler's μ and c are read by all its threads: once per block in HBM
+    # the per-nonzero sampler's μ and c are read by all lanes of its warp: once per warp in HBM
     mu_reads = acc["sample_accumulate"]["mu"][0]
-    assert mu_reads == b.nnz * launch.THREADS
+    assert mu_reads == b.nnz * launch.WARP

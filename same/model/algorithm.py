@@ -195,16 +195,19 @@ def sample_minibatch(state: SameState, block, theta, settings: StepSettings):
     phi_t = state.topic_word_t
     m, s, alpha = settings.n_samples, settings.prior_scale, settings.doc_topic_prior
     keys, state = _keys(state, settings.n_inner)
-    mu = xp.empty(block.indices.shape[0], dtype=dt)
     P_t = xp.empty(phi_t.shape, dtype=xp.int32)
     if settings.sampler == "summed":
         theta = theta.copy()
         carried = xp.empty_like(theta) if settings.keep_doc_topic else None
-        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, keys[:-1], mu,
+        # c/μ with the last θ: from the T sweeps, or computed inside the P sweep (GPU)
+        ratio = (None if kernels.fuses_ratio(xp)
+                 else xp.empty(block.indices.shape[0], dtype=dt))
+        kernels.summed_t_sweeps(block, theta, phi_t, m, s, alpha, keys[:-1], ratio,
                                 carry_key=(mix64(keys[-1] ^ _T_SALT) if settings.keep_doc_topic
                                            else None), carry_out=carried)
-        kernels.summed_p_sweep(block, mu, theta, phi_t, m, keys[-1], P_t)
+        kernels.summed_p_sweep(block, ratio, theta, phi_t, m, keys[-1], P_t)
         return state, carried, P_t
+    mu = xp.empty(block.indices.shape[0], dtype=dt)
     T = xp.empty((n_docs, K), dtype=xp.int32)
     for i, key in enumerate(keys):
         last = i == len(keys) - 1

@@ -117,7 +117,9 @@ def _poisson(dtype):
     return bool(np.array_equal(cpu, gpu)), f"{int((lam >= 10).sum())} draws with λ ≥ 10"
 
 
-def _summed(n_topics, m):
+def _summed(n_topics, m, fused=False):
+    """Both sweeps on the CPU and under the simulator; ``fused``: the simulated P sweep
+    computes c/μ itself (ratio None, as a GPU fit does), compared with the CPU's ratios."""
     counts, theta, phi_t = problem(7, 30, n_topics, seed=4)
     out = []
     for host_cuda in (False, True):
@@ -127,7 +129,8 @@ def _summed(n_topics, m):
         ctx = kernels.cuda_on_host() if host_cuda else _nothing()
         with ctx:
             kernels.summed_t_sweeps(counts, th, phi_t, m, 1.0, 0.1, [11, 12], ratio)
-            kernels.summed_p_sweep(counts, ratio, th, phi_t, m, 13, P)
+            kernels.summed_p_sweep(counts, None if fused and host_cuda else ratio, th, phi_t,
+                                   m, 13, P)
         out.append((th, ratio, P))
     (t0, r0, p0), (t1, r1, p1) = out
     close, err = _ratios_close(r0, r1, n_topics)
@@ -249,6 +252,7 @@ CASES = {
     "poisson_f64": lambda: _poisson(np.float64),
     "summed_k37_m100": lambda: _summed(37, 100.0),
     "summed_k5_m_below_1": lambda: _summed(5, 0.5),
+    "summed_fused_ratio_k37": lambda: _summed(37, 100.0, fused=True),
     "summed_chunked_k37": lambda: _summed_chunked(37, 100.0),
     "summed_chunked_k5_m_below_1": lambda: _summed_chunked(5, 0.5, chunk=2),
     "traffic": lambda: sim_traffic.traffic_case(problem, kernels, klaunch, kcuda),

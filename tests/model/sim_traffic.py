@@ -83,7 +83,12 @@ def _instrumented_launch(counter, kcuda):
 
     sources = kcuda._kernel_sources()
 
-    def run(name, grid, block, *args):
+    def run(name, grid, block, *args, **kw):
+        if "n_topics" in kw:  # cuda_summed's launches name K; their rows are ROWS[name]
+            from same.model.kernels import cuda_summed
+            from same.model.kernels.cuda_warp import shared_bytes
+
+            kw["shared"] = shared_bytes(cuda_summed.ROWS[name], kw["n_topics"])
         params = list(inspect.signature(sources[name]).parameters)
         counter.kernel, counter.ranges = name, []
         wrapped = []
@@ -93,33 +98,45 @@ def _instrumented_launch(counter, kcuda):
                 counter.ranges.append((lo, lo + a.nbytes, p))
                 a = fake.FakeCUDAArray(a)  # no copy: views keep the host array's addresses
             wrapped.append(a)
-        kcuda.kernel_functions()[name][grid, block](*wrapped)
+        kcuda.kernel_functions()[name][grid, block, 0, kw.get("shared", 0)](*wrapped)
 
     return run
 
 
 def block_stats(counts, theta, phi_t, mu, m, key, chunk):
-    """:class:`same.model.kernels.traffic.Block` of a CSR block, the per-nonzero sampler's drawn
-    nonzeros and positive (nonzero, topic) pairs from the CPU's per-element draws."""
-    from same.model.kernels import POOL, traffic
+    """:class:`same.model.kernels.traffic.Block` of a CSR block: the per-nonzero sampler's drawn
+    nonzeros, positive (nonzero, topic) pairs, document runs and their positive topics per warp
+    of NZ_CHUNK nonzeros from the CPU's per-element draws; the documents each warp walks."""
+    from same.model.kernels import POOL, launch, traffic
     from same.model.kernels import elements as el
 
     n_docs, n_topics = theta.shape
     rows = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
     cum, guide = np.empty(n_topics), np.empty(n_topics, dtype=np.int32)
     z = np.empty(n_topics, dtype=np.int32)
-    drawn = positive = 0
-    for j in range(counts.nnz):
-        if mu[j] > 0 and el.draw_at(j, counts.data[j], m, mu[j], theta[rows[j]],
-                                    phi_t[counts.indices[j]], np.uint64(key), POOL, cum,
-                                    guide, z):
+    drawn = positive = runs = t_positive = advances = 0
+    for lo in range(0, counts.nnz, launch.NZ_CHUNK):
+        hi = min(lo + launch.NZ_CHUNK, counts.nnz)
+        advances += int(rows[hi - 1] - rows[lo])
+        cur, tacc = -1, np.zeros(n_topics, dtype=np.int64)
+        for j in range(lo, hi):
+            if not (mu[j] > 0 and el.draw_at(j, counts.data[j], m, mu[j], theta[rows[j]],
+                                              phi_t[counts.indices[j]], np.uint64(key), POOL,
+                                              cum, guide, z)):
+                continue
             drawn, positive = drawn + 1, positive + int((z > 0).sum())
+            if rows[j] != cur:
+                t_positive += int((tacc > 0).sum())
+                cur, runs = rows[j], runs + 1
+                tacc[:] = 0
+            tacc += z
+        t_positive += int((tacc > 0).sum())
     doc_chunks = -(-np.diff(counts.indptr) // chunk)
     word_chunks = -(-np.bincount(counts.indices, minlength=phi_t.shape[0]) // chunk)
     return traffic.Block(n_docs, phi_t.shape[0], counts.nnz, n_topics, int(doc_chunks.sum()),
                          int(word_chunks.sum()), int((doc_chunks == 1).sum()),
                          int((word_chunks == 1).sum()), int((word_chunks > 0).sum()), drawn,
-                         positive)
+                         positive, runs, t_positive, advances)
 
 
 def _one_step(counter, counts, theta, phi_t, kernels, m):

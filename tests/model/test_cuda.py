@@ -162,19 +162,24 @@ def test_gpu_benchmark_script_smoke(tmp_path):
     out = tmp_path / "gpu.json"
     res = subprocess.run([sys.executable, "benchmarks/gpu_same.py", "--backend", "numpy",
                           "--scale", "0.0002", "--passes", "1", "--n-topics", "8",
-                          "--m-values", "1", "--samplers", "summed", "--out", str(out)],
+                          "--m-values", "1", "--summed-m-values", "1", "--samplers", "summed",
+                          "--out", str(out)],
                          cwd=Path(__file__).resolve().parents[2], capture_output=True,
                          text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
     assert data["shape"]["n_words"] == 102_660
     assert data["seconds_per_pass"]["summed"]["1"] > 0
-    sddmm = data["kernels"]["sddmm"]
-    bound = sddmm["model_bytes_bound"]
-    assert 0 < bound["low"] <= bound["high"]
-    assert 0 < sddmm["fraction_of_copy_bandwidth_at_low_bound"] <= sddmm[
-        "fraction_of_copy_bandwidth_at_high_bound"]
+    kernels = data["kernels"]
+    nnz = kernels["minibatch"]["nnz"]
+    for name in ("sddmm", "sample_accumulate", "summed_t_sweep", "summed_p_sweep", "incnorm"):
+        assert kernels[name]["seconds"] > 0, name
+    sddmm = kernels["sddmm"]  # a θ row and a φ row of K float32 per nonzero
+    assert sddmm["row_bytes"] == 2 * nnz * 8 * 4
+    assert sddmm["row_bytes_per_s"] == pytest.approx(sddmm["row_bytes"] / sddmm["seconds"])
     assert data["device"] == {"backend": "numpy"} and data["machine"]["cpu"]
+    assert data["generator"]["cpu_seconds"] > 0
     agree = data["agreement_with_cpu"]  # the CPU against itself: everything equal
     assert agree["T_cells_equal"] == agree["P_cells_equal"] == 1.0
+    assert agree["summed_theta_cells_equal"] == agree["summed_P_cells_equal"] == 1.0
     assert agree["mu_max_relative_difference"] == agree["T_total_relative_difference"] == 0.0

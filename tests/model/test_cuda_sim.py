@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m_below_1",
              "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "sweep_guide_table",
              "poisson_f32", "poisson_f64", "summed_k37_m100", "summed_k5_m_below_1",
+             "summed_fused_ratio_k37",
              "summed_chunked_k37", "summed_chunked_k5_m_below_1", "traffic", "samelda_fit",
              "samelda_fit_summed"]
 

@@ -213,3 +213,47 @@ def test_launch_on_the_legacy_stream_never_hands_dlpack_stream_0(cupy, monkeypat
     kcuda._launch("sddmm", 2, 8, cupy.ones(3), shared=256)
     assert handles == [1] and launched == [(2, 8, 1, 256)]  # grid, block, stream, shared
     assert kcuda.stream_handle(0) == 1 and kcuda.stream_handle(0x7F00) == 0x7F00
+
+
+@pytest.mark.parametrize("sampler", ["nonzero", "summed"])
+def test_a_step_copies_one_result_to_the_host(cupy, corpus, monkeypatch, sampler):
+    """Issue 50: a minibatch step's one transfer to the host is its finiteness verdict (one
+    ``get``, into pinned memory), besides the step's closing stream synchronisation.  The CUDA
+    path's host code runs on the stand-in (CSC order, segment sums, buffers, IncNorm's
+    totals); the launches are recorded, not run, and CuPy's own internal reads (which the
+    stand-in cannot see) are covered by using none that reads: no ``bincount``."""
+    from same.model import kernels
+    from same.model.backend import to_backend
+    from same.model.kernels import cuda as kcuda
+    from same.model.kernels import cuda_host, cuda_summed
+
+    monkeypatch.setattr(kernels, "_cpu", lambda xp: False)
+    monkeypatch.setattr(cupy, "empty", fake_cupy._device(np.zeros), raising=False)
+    launched = []
+
+    def record(name, *args, **kw):
+        launched.append(name)
+
+    monkeypatch.setattr(kcuda, "_launch", record)
+    monkeypatch.setattr(cuda_summed, "_launch", record)
+
+    def blend(phi, p, total, rho, s, beta, out):
+        out[...] = (1.0 - rho) * phi + rho * (p / s + beta) / total
+
+    def scale(phi, total, out):
+        out[...] = phi / total
+
+    monkeypatch.setattr(cuda_host, "_incnorm_kernels", lambda: (blend, scale))
+    model = _model("cupy", sampler=sampler, max_iter=1)
+    model._begin(corpus, False)
+    monkeypatch.setattr(np, "bincount", lambda *a, **k: pytest.fail("bincount reads the host"))
+    block = to_backend(corpus[:40].astype(np.float32), cupy)
+    fake_cupy.LOG.clear()
+    launched.clear()
+    model._train_step(block, 5.0, float(corpus[:40].sum()), None)
+    assert [e for e in fake_cupy.LOG if e[0] == "sync"] == [("sync", "stream"), ("sync", "get")]
+    n = model.n_inner
+    assert launched == (["sddmm", "sample_accumulate"] * n if sampler == "nonzero" else
+                        # the T sweeps, the carried θ's draw, then P (c/μ inside it)
+                        ["summed_t_partial", "summed_t_draw"] * (n - 1 + model.keep_doc_topic)
+                        + ["summed_p_partial", "summed_p_draw"])

@@ -24,6 +24,7 @@ from .finite import check_finite, deferred_checks, raise_if_not_finite
 POOL = 1.0
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "summed_t_sweeps", "summed_p_sweep", "incnorm",
+           "fuses_ratio",
            "as_key", "check_finite", "deferred_checks", "raise_if_not_finite", "cuda_on_host",
            "POOL"]
 
@@ -285,10 +286,18 @@ def summed_t_sweeps(block, theta, phi_t, n_samples: float, prior_scale: float,
     return theta, ratio_out
 
 
+def fuses_ratio(xp) -> bool:
+    """Whether the P sweep of arrays of ``xp`` computes c/μ itself (the CUDA kernels: the
+    summed sampler then passes no ratios from its T sweeps)."""
+    return not _cpu(xp)
+
+
 def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out):
     """The summed sampler's P sweep: P_wk ~ Poisson(m φ_kw Σ_d c_dw θ_dk / μ_dw).
 
-    ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`); word w is element w of
+    ``ratio`` = c/μ per nonzero (from :func:`summed_t_sweeps`), or None: computed here from
+    θ and φ (on a GPU inside the P sweep, no pass of its own: :func:`fuses_ratio`); word w
+    is element w of
     ``key`` (:func:`same.model.kernels.elements.draw_nonzero`).  p_out : (W, K) int32, overwritten.
     Word-major over the block's CSC order, no atomics (:func:`~.elements.summed_p_word` on
     the CPU; the GPU sums long words in chunks, :mod:`same.model.kernels.cuda_summed`).
@@ -300,7 +309,7 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
         malformed CSR block (``_check_block``).
     """
     _check_block("summed_p_sweep", block.indptr, block.indices, theta, phi_t,
-                 data=block.data, ratio=ratio)
+                 data=block.data, **({} if ratio is None else {"ratio": ratio}))
     if p_out.shape != phi_t.shape:
         raise ValueError(f"p_out has shape {p_out.shape}, expected {phi_t.shape}")
     check_finite(doc_topic=theta, topic_word=phi_t)
@@ -314,6 +323,9 @@ def summed_p_sweep(block, ratio, theta, phi_t, n_samples: float, key: int, p_out
         col_nz = np.empty_like(col_doc)
         cpu.word_order(block.indptr, block.indices, n_words, col_ptr, col_doc, col_nz)
         counts = np.bincount(block.indices, weights=block.data, minlength=n_words)
+        if ratio is None:
+            ratio = np.empty(block.indices.shape[0], dtype=np.float32)
+            summed_t_sweeps(block, theta.copy(), phi_t, 1.0, 1.0, 0.0, [], ratio)
         cpu.summed_p_sweep_csr(col_ptr, col_doc, col_nz, ratio, counts, theta, phi_t,
                                float(n_samples), as_key(key), p_out,
                                POOL)
@@ -330,7 +342,8 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
     phi_t : (W, K) float32 φᵀ; p_t : (W, K) int32 Pᵀ; row_total : (K,) float32 moving average of
     φ̂'s row totals, updated in place.  Returns (phi_t, row_total).  On CuPy computed as
     cpu.incnorm_t: Σ_w P exact (int64), blend and normalisations in float64, φ stored in φᵀ's
-    dtype after each (only the float64 sums' order differs).  Raises ValueError: ``p_t`` not
+    dtype after each (only the float64 sums' order differs), in two fused elementwise kernels
+    (:func:`same.model.kernels.cuda_host.incnorm`).  Raises ValueError: ``p_t`` not
     of φᵀ's shape, or ``row_total`` not of shape (K,).
     """
     _check("phi_t", phi_t, 2, "f")
@@ -338,16 +351,13 @@ def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, 
         raise ValueError(f"incnorm: p_t {p_t.shape} and row_total {row_total.shape} do not "
                          f"match phi_t {phi_t.shape}")
     xp = array_module(phi_t)
-    if _cpu(xp):
+    if _cpu(xp) or xp is np:  # the CPU, and the CUDA simulator's host arrays
         from .cpu import incnorm_t
 
         incnorm_t(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),
                   float(rho))
         return phi_t, row_total
-    f64, rho, s, beta = xp.float64, float(rho), float(prior_scale), float(topic_word_prior)
-    total = (1.0 - rho) * row_total.astype(f64) + rho * (
-        p_t.sum(axis=0, dtype=xp.int64) / s + phi_t.shape[0] * beta)
-    row_total[...] = total
-    phi_t[...] = (1.0 - rho) * phi_t.astype(f64) + rho * (p_t / s + beta) / total[None, :]
-    phi_t[...] = phi_t.astype(f64) / phi_t.sum(axis=0, dtype=f64)[None, :]
-    return phi_t, row_total
+    from .cuda_host import incnorm as cupy_incnorm
+
+    return cupy_incnorm(phi_t, p_t, row_total, float(prior_scale), float(topic_word_prior),
+                        float(rho))

@@ -99,6 +99,19 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     row_of = python_twins(_segments)["row_of"]
 
 
+#: Register caps by kernel: the per-nonzero sampler's inlined Poisson draws take 180 registers
+#: uncapped (ptxas, sm_90), 11 one-warp blocks an SM; 96 lets as many blocks run as its shared
+#: rows allow at K = 256 (21), spilling the rest to L1-cached local memory.
+MAX_REGISTERS = {"sample_accumulate": 96}
+
+
+def _jit(name: str, f):
+    """``cuda.jit`` of kernel ``name``, its register cap (:data:`MAX_REGISTERS`) applied on a
+    GPU (numba-cuda's simulator takes no cap)."""
+    cap = None if config.ENABLE_CUDASIM else MAX_REGISTERS.get(name)
+    return cuda.jit(f, max_registers=cap) if cap else cuda.jit(f)
+
+
 def _kernel_sources() -> dict:
     """kernel name → its Python function (for :func:`kernel_functions` and PTX compilation)."""
     from . import cuda_sample, cuda_summed
@@ -131,7 +144,7 @@ def kernel_functions() -> dict:
     summed sampler's are :func:`same.model.kernels.cuda_summed.kernel_functions`' own."""
     from . import cuda_summed
 
-    own = {name: cuda.jit(f) for name, f in _kernel_sources().items()
+    own = {name: _jit(name, f) for name, f in _kernel_sources().items()
            if name not in cuda_summed.kernel_sources()}
     return {**own, **cuda_summed.kernel_functions()}
 

@@ -5,12 +5,13 @@ Importing it never initialises CUDA."""
 
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
 from numba import cuda  # importing touches no driver
 
-__all__ = ["MAX_TOPICS", "launch_kernel", "python_twins", "stream_handle"]
+__all__ = ["MAX_TOPICS", "launch_kernel", "python_twins", "stream_handle", "incnorm"]
 
 #: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
@@ -85,3 +86,37 @@ def _f32(name, a):
     if a.dtype != np.float32:
         raise ValueError(f"{name} must be float32 for the CUDA kernels, got {a.dtype}")
     return _xp((a,)).ascontiguousarray(a)
+
+
+@functools.lru_cache(maxsize=None)
+def _incnorm_kernels():
+    """CuPy's elementwise kernels of :func:`incnorm`, built on first use.  Round-to-nearest
+    intrinsics throughout, so no multiply-add is contracted: each operation rounds as the
+    CPU's (:func:`same.model.kernels.cpu.incnorm_t`)."""
+    import cupy
+
+    blend = cupy.ElementwiseKernel(
+        "float32 phi, int32 p, float64 total, float64 rho, float64 s, float64 beta",
+        "float32 out",
+        "out = (float)__dadd_rn(__dmul_rn(1.0 - rho, (double)phi),"
+        " __ddiv_rn(__dmul_rn(rho, __dadd_rn(__ddiv_rn((double)p, s), beta)), total))",
+        "same_incnorm_blend")
+    scale = cupy.ElementwiseKernel("float32 phi, float64 total", "float32 out",
+                                   "out = (float)__ddiv_rn((double)phi, total)",
+                                   "same_incnorm_scale")
+    return blend, scale
+
+
+def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, rho: float):
+    """IncNorm on CuPy arrays, in place (see :func:`same.model.kernels.incnorm`): Σ_w P exact in
+    int64, the totals in float64 (K values), the blend and the renormalisation each one fused
+    pass over φᵀ; returns (phi_t, row_total)."""
+    import cupy
+
+    blend, scale = _incnorm_kernels()
+    total = (1.0 - rho) * row_total.astype(cupy.float64) + rho * (
+        p_t.sum(axis=0, dtype=cupy.int64) / prior_scale + phi_t.shape[0] * topic_word_prior)
+    row_total[...] = total
+    blend(phi_t, p_t, total, rho, prior_scale, topic_word_prior, phi_t)
+    scale(phi_t, phi_t.sum(axis=0, dtype=cupy.float64), phi_t)
+    return phi_t, row_total

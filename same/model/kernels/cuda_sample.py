@@ -31,7 +31,7 @@ import numpy as np
 from numba import cuda, float64
 from numba.core import config
 
-from .cuda_warp import WARP, warp_draw
+from .cuda_warp import WARP, layout, slot, warp_draw
 from .elements import element_counter, uniform
 from .segments import row_of
 
@@ -41,25 +41,26 @@ __all__ = ["sample_kernel", "signatures", "ROWS"]
 ROWS = 5
 
 
-def _flush_t(d, t_out, tacc, n_topics):  # pragma: no cover - device code
+def _flush_t(d, t_out, tacc, n_topics, lay):  # pragma: no cover - device code
     """Add the running T row of document d to t_out[d] (int32 atomics), and zero it."""
     for k in range(cuda.threadIdx.x, n_topics, WARP):
-        t = tacc[k]
+        t = tacc[slot(k, lay)]
         if t > 0.0:
             cuda.atomic.add(t_out, (d, k), np.int32(t))
-            tacc[k] = 0.0
+            tacc[slot(k, lay)] = 0.0
 
 
 def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out, p_out,
                   accumulate, pool_max, nz_chunk):  # pragma: no cover - device code
     n_topics = theta.shape[1]
-    K = n_topics
+    lay = layout(n_topics)
+    R = WARP * lay[2]  # slots of a row
     lane = cuda.threadIdx.x
     sh = cuda.shared.array(0, float64)
-    th, ph, cum, z, tacc = sh[:K], sh[K:2 * K], sh[2 * K:3 * K], sh[3 * K:4 * K], sh[4 * K:5 * K]
-    scratch = sh[5 * K:5 * K + WARP]
+    th, ph, cum, z, tacc = sh[:R], sh[R:2 * R], sh[2 * R:3 * R], sh[3 * R:4 * R], sh[4 * R:5 * R]
+    scratch = sh[5 * R:5 * R + WARP]
     for k in range(lane, n_topics, WARP):
-        tacc[k] = 0.0
+        tacc[slot(k, lay)] = 0.0
     cur = -1
     lo = cuda.blockIdx.x * nz_chunk
     hi = min(lo + nz_chunk, indices.shape[0])
@@ -76,23 +77,24 @@ def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out
         cuda.syncthreads()  # the previous nonzero's rows are done with
         if d != cur:
             if cur >= 0:
-                flush_t(cur, t_out, tacc, n_topics)
+                flush_t(cur, t_out, tacc, n_topics, lay)
             for k in range(lane, n_topics, WARP):
-                th[k] = theta[d, k]
+                th[slot(k, lay)] = theta[d, k]
             cur = d
         for k in range(lane, n_topics, WARP):
-            ph[k] = phi_t[w, k]
+            ph[slot(k, lay)] = phi_t[w, k]
         cuda.syncthreads()
-        warp_draw(j, rate, rate / mu_j, th, ph, key, pool_max, cum, z, n_topics, scratch)
+        warp_draw(j, rate, rate / mu_j, th, ph, key, pool_max, cum, z, n_topics, lay, scratch)
         for k in range(lane, n_topics, WARP):
-            zk = z[k]
+            i = slot(k, lay)
+            zk = z[i]
             if zk > 0.0:
-                tacc[k] += zk
+                tacc[i] += zk
                 if accumulate:
                     cuda.atomic.add(p_out, (w, k), np.int32(zk))
     if cur >= 0:
         cuda.syncthreads()
-        flush_t(cur, t_out, tacc, n_topics)
+        flush_t(cur, t_out, tacc, n_topics, lay)
 
 
 flush_t = cuda.jit(device=True)(_flush_t)

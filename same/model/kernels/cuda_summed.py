@@ -40,7 +40,7 @@ from numba.core import config
 
 from . import launch
 from .cuda_host import launch_kernel
-from .cuda_warp import WARP, shared_bytes, warp_draw, warp_sum
+from .cuda_warp import WARP, layout, shared_bytes, slot, warp_draw, warp_sum
 from .elements import ratio
 from .segments import chunk_bounds, chunk_ptr, multi_ptr, row_of, rows
 
@@ -52,13 +52,13 @@ ROWS = {"summed_t_partial": 4, "summed_t_draw": 4, "summed_ratio": 0, "summed_p_
         "summed_p_draw": 4}
 
 
-def _rows(sh, n_topics):  # pragma: no cover - device code
-    """The block's four K-long shared rows and its 32-value scratch."""
-    K = n_topics
-    return sh[:K], sh[K:2 * K], sh[2 * K:3 * K], sh[3 * K:4 * K], sh[4 * K:4 * K + 32]
+def _rows(sh, lay):  # pragma: no cover - device code
+    """The block's four K-long shared rows (layout ``lay``) and its 32-value scratch."""
+    R = 32 * lay[2]
+    return sh[:R], sh[R:2 * R], sh[2 * R:3 * R], sh[3 * R:4 * R], sh[4 * R:4 * R + 32]
 
 
-def _draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
+def _draw_t(d, theta, tokens, acc, th, cum, z, lay, scratch, n_samples, prior_scale,
             doc_topic_prior, key, pool_max):  # pragma: no cover - device code
     """Document d's T draw from acc (shared, filled): T_dk ~ Poisson(m θ_dk acc_k), the total
     rate m · tokens_d (:func:`same.model.kernels.elements.summed_t_draw`), then
@@ -66,32 +66,32 @@ def _draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
     n_topics = theta.shape[1]
     lane = cuda.threadIdx.x
     for k in range(lane, n_topics, WARP):
-        th[k] = theta[d, k]
-        z[k] = 0.0  # warp_draw leaves z as it is on its early exit
+        th[slot(k, lay)] = theta[d, k]
+        z[slot(k, lay)] = 0.0  # warp_draw leaves z as it is on its early exit
     cuda.syncthreads()
     warp_draw(d, n_samples * tokens[d], n_samples, th, acc, key, pool_max, cum, z, n_topics,
-              scratch)
+              lay, scratch)
     cuda.syncthreads()
     for k in range(lane, n_topics, WARP):
-        theta[d, k] = z[k] / prior_scale + doc_topic_prior
+        theta[d, k] = z[slot(k, lay)] / prior_scale + doc_topic_prior
 
 
-def _draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
+def _draw_p(w, phi_t, counts, acc, ph, cum, z, lay, scratch, n_samples, key, p_out, pool_max,
             present):  # pragma: no cover - device code
     """Word w's P draw from acc (shared, filled) into p_out[w] (zeros for an absent word):
     P_wk ~ Poisson(m acc_k φ_kw), the total rate m · counts_w."""
     n_topics = phi_t.shape[1]
     lane = cuda.threadIdx.x
     for k in range(lane, n_topics, WARP):
-        ph[k] = phi_t[w, k]
-        z[k] = 0.0
+        ph[slot(k, lay)] = phi_t[w, k]
+        z[slot(k, lay)] = 0.0
     cuda.syncthreads()
     if present:
         warp_draw(w, n_samples * counts[w], n_samples, acc, ph, key, pool_max, cum, z, n_topics,
-                  scratch)
+                  lay, scratch)
     cuda.syncthreads()
     for k in range(lane, n_topics, WARP):
-        p_out[w, k] = np.int32(z[k])
+        p_out[w, k] = np.int32(z[slot(k, lay)])
 
 
 def summed_t_partial_kernel(indptr, indices, data, theta, phi_t, cptr, mptr, chunk, part,
@@ -103,36 +103,50 @@ def summed_t_partial_kernel(indptr, indices, data, theta, phi_t, cptr, mptr, chu
     d, lo, hi = chunk_bounds(cptr, indptr, b, chunk)
     single = cptr[d + 1] - cptr[d] == 1  # the whole document: drawn here
     n_topics = theta.shape[1]
+    lay = layout(n_topics)
     lane = cuda.threadIdx.x
-    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), lay)
     for k in range(lane, n_topics, WARP):
-        th[k] = theta[d, k]
-        acc[k] = 0.0
-    for j in range(lo, hi):  # every lane the same j
-        w = indices[j]
-        p = np.float32(0.0)
+        th[slot(k, lay)] = theta[d, k]
+        acc[slot(k, lay)] = 0.0
+    j = lo
+    while j < hi:  # every lane the same j; two entries at a time (their loads overlap)
+        two = j + 1 < hi
+        w0 = indices[j]
+        w1 = indices[j + 1] if two else w0
+        p0 = np.float32(0.0)
+        p1 = np.float32(0.0)
         for k in range(lane, n_topics, WARP):
-            p += np.float32(th[k]) * phi_t[w, k]
-        rr = np.float32(ratio(data[j], warp_sum(p, scratch)))
+            t = np.float32(th[slot(k, lay)])
+            p0 += t * phi_t[w0, k]
+            if two:
+                p1 += t * phi_t[w1, k]
+        r0 = np.float32(ratio(data[j], warp_sum(p0, scratch)))
+        r1 = np.float32(ratio(data[j + 1], warp_sum(p1, scratch))) if two else np.float32(0.0)
         for k in range(lane, n_topics, WARP):
-            acc[k] = np.float32(acc[k]) + rr * phi_t[w, k]
+            a = np.float32(acc[slot(k, lay)]) + r0 * phi_t[w0, k]
+            if two:
+                a = a + r1 * phi_t[w1, k]
+            acc[slot(k, lay)] = a
+        j += 2
     if single:
         cuda.syncthreads()
-        draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
+        draw_t(d, theta, tokens, acc, th, cum, z, lay, scratch, n_samples, prior_scale,
                doc_topic_prior, key, pool_max)
     else:
         row = mptr[d] + b - cptr[d]
         for k in range(lane, n_topics, WARP):
-            part[row, k] = np.float32(acc[k])
+            part[row, k] = np.float32(acc[slot(k, lay)])
 
 
-def _add_chunks(part, c0, c1, acc, n_topics):  # pragma: no cover - device code
-    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, lanes over topics."""
+def _add_chunks(part, c0, c1, acc, n_topics, lay):  # pragma: no cover - device code
+    """acc[k] = Σ_{c0 ≤ c < c1} part[c, k] in order c, in float32, lanes over topics (acc in
+    layout ``lay``)."""
     for k in range(cuda.threadIdx.x, n_topics, WARP):
         s = np.float32(0.0)
         for c in range(c0, c1):
             s += part[c, k]
-        acc[k] = s
+        acc[slot(k, lay)] = s
 
 
 def summed_t_draw_kernel(theta, tokens, cptr, mptr, part, n_samples, prior_scale,
@@ -142,11 +156,12 @@ def summed_t_draw_kernel(theta, tokens, cptr, mptr, part, n_samples, prior_scale
     if n_chunks == 1:  # drawn by its partial-sum block
         return
     n_topics = theta.shape[1]
-    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    lay = layout(n_topics)
+    th, acc, cum, z, scratch = rows_of(cuda.shared.array(0, float64), lay)
     m0 = mptr[d]
-    add_chunks(part, m0, m0 + n_chunks, acc, n_topics)  # none: an empty document
+    add_chunks(part, m0, m0 + n_chunks, acc, n_topics, lay)  # none: an empty document
     cuda.syncthreads()
-    draw_t(d, theta, tokens, acc, th, cum, z, scratch, n_samples, prior_scale,
+    draw_t(d, theta, tokens, acc, th, cum, z, lay, scratch, n_samples, prior_scale,
            doc_topic_prior, key, pool_max)
 
 
@@ -170,8 +185,8 @@ def summed_ratio_kernel(indptr, indices, data, theta, phi_t, nz_chunk,
             ratio_out[j] = ratio(data[j], mu)
 
 
-def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, theta, cptr, mptr, chunk, part,
-                            counts, phi_t, n_samples, key, p_out,
+def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, data, theta, cptr, mptr, chunk,
+                            part, counts, phi_t, n_samples, key, p_out,
                             pool_max):  # pragma: no cover - device code
     b = cuda.blockIdx.x
     if b >= cptr[cptr.shape[0] - 1]:
@@ -179,22 +194,32 @@ def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, theta, cptr, mptr,
     w, lo, hi = chunk_bounds(cptr, col_ptr, b, chunk)
     single = cptr[w + 1] - cptr[w] == 1  # the whole word: drawn here
     n_topics = theta.shape[1]
+    lay = layout(n_topics)
     lane = cuda.threadIdx.x
-    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    fused = ratios.shape[0] == 0  # c/μ from θ here (summed_ratio's sums), else given
+    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), lay)
     for k in range(lane, n_topics, WARP):
-        acc[k] = 0.0
+        acc[slot(k, lay)] = 0.0
+        ph[slot(k, lay)] = phi_t[w, k]
     for e in range(lo, hi):  # every lane the same e
-        r, dd = ratios[col_nz[e]], col_doc[e]
+        j, dd = col_nz[e], col_doc[e]
+        if fused:
+            p = np.float32(0.0)
+            for k in range(lane, n_topics, WARP):
+                p += theta[dd, k] * np.float32(ph[slot(k, lay)])
+            r = np.float32(ratio(data[j], warp_sum(p, scratch)))
+        else:
+            r = ratios[j]
         for k in range(lane, n_topics, WARP):
-            acc[k] = np.float32(acc[k]) + r * theta[dd, k]
+            acc[slot(k, lay)] = np.float32(acc[slot(k, lay)]) + r * theta[dd, k]
     if single:
         cuda.syncthreads()
-        draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
+        draw_p(w, phi_t, counts, acc, ph, cum, z, lay, scratch, n_samples, key, p_out, pool_max,
                True)
     else:
         row = mptr[w] + b - cptr[w]
         for k in range(lane, n_topics, WARP):
-            part[row, k] = np.float32(acc[k])
+            part[row, k] = np.float32(acc[slot(k, lay)])
 
 
 def summed_p_draw_kernel(counts, phi_t, cptr, mptr, part, n_samples, key, p_out,
@@ -204,11 +229,12 @@ def summed_p_draw_kernel(counts, phi_t, cptr, mptr, part, n_samples, key, p_out,
     if n_chunks == 1:  # drawn by its partial-sum block
         return
     n_topics = phi_t.shape[1]
-    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), n_topics)
+    lay = layout(n_topics)
+    acc, ph, cum, z, scratch = rows_of(cuda.shared.array(0, float64), lay)
     m0 = mptr[w]
-    add_chunks(part, m0, m0 + n_chunks, acc, n_topics)  # none: an absent word
+    add_chunks(part, m0, m0 + n_chunks, acc, n_topics, lay)  # none: an absent word
     cuda.syncthreads()
-    draw_p(w, phi_t, counts, acc, ph, cum, z, scratch, n_samples, key, p_out, pool_max,
+    draw_p(w, phi_t, counts, acc, ph, cum, z, lay, scratch, n_samples, key, p_out, pool_max,
            n_chunks > 0)
 
 
@@ -256,8 +282,8 @@ def signatures() -> dict:
         "summed_t_draw": [(f32m, f64v, i64, i64, f32m, t.float64, t.float64, t.float64,
                            t.uint64, t.float64)],
         "summed_ratio": [(i64, i32v, f32v, f32m, f32m, t.int64, f32v)],
-        "summed_p_partial": [(i64, i64, i64, f32v, f32m, i64, i64, t.int64, f32m, f64v, f32m,
-                              t.float64, t.uint64, t.int32[:, ::1], t.float64)],
+        "summed_p_partial": [(i64, i64, i64, f32v, f32v, f32m, i64, i64, t.int64, f32m, f64v,
+                              f32m, t.float64, t.uint64, t.int32[:, ::1], t.float64)],
         "summed_p_draw": [(f64v, f32m, i64, i64, f32m, t.float64, t.uint64, t.int32[:, ::1],
                            t.float64)],
     }
@@ -322,7 +348,8 @@ def word_order(indptr, indices, n_words: int):
 def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p_out,
                    pool_max):
     """The summed sampler's P sweep (see :func:`same.model.kernels.summed_p_sweep`): p_out (int32,
-    (W, K)) overwritten."""
+    (W, K)) overwritten; ``ratio`` None: c/μ computed from θ in the partial sums (the values
+    ``summed_ratio`` gives: the same warp sums), no ratio pass."""
     from .cuda_host import _f32, _xp
 
     xp = _xp((theta,))
@@ -335,8 +362,9 @@ def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p
     part = xp.empty((launch.parts_bound(nnz), n_topics), dtype=xp.float32)
     phi_t = _f32("topic_word_t", phi_t)
     draw = (np.float64(n_samples), np.uint64(key), p_out, np.float64(pool_max))
+    ratio = xp.empty(0, dtype=xp.float32) if ratio is None else _f32("ratio", ratio)
     _launch("summed_p_partial", *launch.summed_partial(n_words, nnz), col_ptr, col_doc, col_nz,
-            _f32("ratio", ratio), _f32("doc_topic", theta), cptr, mptr,
+            ratio, _f32("data", data), _f32("doc_topic", theta), cptr, mptr,
             np.int64(launch.CHUNK), part, counts, phi_t, *draw, n_topics=n_topics)
     _launch("summed_p_draw", *launch.summed_draw(n_words), counts, phi_t, cptr, mptr, part,
             *draw, n_topics=n_topics)

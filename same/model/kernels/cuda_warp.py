@@ -36,17 +36,40 @@ from numba.core import config
 
 from .elements import CAT_SALT, element_counter, poisson, uniform
 
-__all__ = ["WARP", "shared_bytes", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
+__all__ = ["WARP", "shared_bytes", "row_slots", "layout", "slot", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
 
 #: Threads per block of the sampling kernels: one warp.
 WARP = 32
 _FULL = 0xFFFFFFFF
 
 
+def _layout(n_topics):  # pragma: no cover - device code (and the host's row_slots)
+    """(shift, mask, stride) of a K-long shared row: lane l owns topics l·per … l·per + per − 1
+    (per = 2^shift ≥ ⌈K/32⌉), stored ``stride`` = per + 1 slots apart (an odd stride, so the
+    32 lanes' accesses to their i-th topics fall in distinct banks; without the pad, 8-byte
+    values 8 apart collide 16-way)."""
+    per = 1
+    shift = 0
+    while per * 32 < n_topics:
+        per *= 2
+        shift += 1
+    return shift, per - 1, per + 1 if per > 1 else 1
+
+
+def _slot(k, lay):  # pragma: no cover - device code
+    """The shared slot of topic k in a row of layout ``lay``."""
+    return (k >> lay[0]) * lay[2] + (k & lay[1])
+
+
+def row_slots(n_topics: int) -> int:
+    """Slots of one K-long shared row (:func:`_layout`): 32 lanes × the stride."""
+    return WARP * _layout(int(n_topics))[2]
+
+
 def shared_bytes(n_rows: int, n_topics: int) -> int:
-    """Dynamic shared memory of a block holding ``n_rows`` K-long float64 rows and the
-    32-value scratch of the warp functions, in bytes."""
-    return 8 * (int(n_rows) * int(n_topics) + WARP)
+    """Dynamic shared memory of a block holding ``n_rows`` K-long float64 rows
+    (:func:`row_slots` each) and the 32-value scratch of the warp functions, in bytes."""
+    return 8 * (int(n_rows) * row_slots(n_topics) + WARP)
 
 
 def _warp_sum(x, scratch):  # pragma: no cover - device code
@@ -99,27 +122,29 @@ def _warp_scan_twin(x, scratch):  # pragma: no cover - simulator only
     return x
 
 
-def _first_above(cum, x, n_topics):  # pragma: no cover - device code
-    """min(K − 1, first k with cum[k] > x) by binary search (cum non-decreasing): the topic of
-    :func:`same.model.kernels.elements._split_pooled` (its count and its guide-table walk)."""
+def _first_above(cum, x, n_topics, lay):  # pragma: no cover - device code
+    """min(K − 1, first k with cum[k] > x) by binary search (cum non-decreasing, in layout
+    ``lay``): the topic of :func:`same.model.kernels.elements._split_pooled` (its count and its
+    guide-table walk)."""
     lo, hi = 0, n_topics - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if cum[mid] > x:
+        if cum[slot(mid, lay)] > x:
             hi = mid
         else:
             lo = mid + 1
     return lo
 
 
-def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics,
+def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
                scratch):  # pragma: no cover - device code
     """Element j's K draws z_k ~ Poisson(scale · a_k · b_k) into z (shared, float64), the warp
     together; :func:`same.model.kernels.elements.draw_nonzero`'s counters and early exit.
 
-    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch.
-    Returns False (z untouched) on the early exit, else True with z written for every k.
-    Every lane must call it (it synchronises the block); z is complete when it returns.
+    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch;
+    all in layout ``lay`` (:func:`_layout`).  Returns False (z untouched) on the early exit,
+    else True with z written for every k.  Every lane must call it (it synchronises the
+    block); z is complete when it returns.
     """
     lane = cuda.threadIdx.x
     base = np.uint64(j) * np.uint64(n_topics + 1)
@@ -127,29 +152,30 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics,
     if rate < pool_max:
         if uniform(key, ctr) < 1.0 - rate * (1 + 1e-6):
             return False
-    per = (n_topics + 31) // 32
+    per = lay[1] + 1
     lo = min(lane * per, n_topics)
     hi = min(lo + per, n_topics)
+    at = lane * lay[2] - lo  # slot of topic k: at + k (the lane's own, contiguous)
     s = np.float64(0.0)
     for k in range(lo, hi):
-        lam = scale * a[k] * b[k]
+        lam = scale * a[at + k] * b[at + k]
         if lam >= pool_max:
-            z[k] = poisson(lam, key, element_counter(base + np.uint64(k)))
+            z[at + k] = poisson(lam, key, element_counter(base + np.uint64(k)))
         else:
-            z[k] = 0.0
+            z[at + k] = 0.0
             s += lam
-        cum[k] = s
+        cum[at + k] = s
     before = warp_shift(warp_scan(s, scratch), scratch)
     for k in range(lo, hi):
-        cum[k] = before + cum[k]
+        cum[at + k] = before + cum[at + k]
     cuda.syncthreads()
-    pooled = cum[n_topics - 1]
+    pooled = cum[slot(n_topics - 1, lay)]
     if pooled > 0.0:
         n = poisson(pooled, key, ctr)
         cat_key = key ^ CAT_SALT
         for e in range(lane, n, 32):
             x = uniform(cat_key, ctr + np.uint64(e)) * pooled
-            cuda.atomic.add(z, first_above(cum, x, n_topics), 1.0)
+            cuda.atomic.add(z, slot(first_above(cum, x, n_topics, lay), lay), 1.0)
     cuda.syncthreads()
     return True
 
@@ -169,6 +195,8 @@ def _warp_shift_twin(x, scratch):  # pragma: no cover - simulator only
     return y
 
 
+layout = cuda.jit(device=True)(_layout)
+slot = cuda.jit(device=True)(_slot)
 first_above = cuda.jit(device=True)(_first_above)
 warp_sum = cuda.jit(device=True)(_warp_sum)
 warp_scan = cuda.jit(device=True)(_warp_scan)
@@ -180,7 +208,7 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     _twins = python_twins()
     uniform, poisson = _twins["uniform"], _twins["poisson"]
     element_counter = _twins["element_counter"]
-    first_above, warp_draw = _first_above, _warp_draw
+    first_above, warp_draw, layout, slot = _first_above, _warp_draw, _layout, _slot
     warp_sum, warp_scan, warp_shift = _warp_sum_twin, _warp_scan_twin, _warp_shift_twin
 
     class _SimulatedThread:
