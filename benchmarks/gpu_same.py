@@ -111,6 +111,8 @@ def _args():
     ap.add_argument("--samplers", nargs="+", default=["nonzero", "summed"])
     ap.add_argument("--passes", type=int, default=2, help="passes per setting; the first warms up")
     ap.add_argument("--pubmed-step", action="store_true")
+    ap.add_argument("--skip", nargs="+", default=[], choices=["kernels", "agreement_with_cpu"],
+                    help="sections not to measure")
     ap.add_argument("--out", default=None)
     return ap.parse_args()
 
@@ -208,6 +210,7 @@ def main() -> None:
                                                   bandwidth)),
                 ("agreement_with_cpu", lambda: agreement(xp, counts[:batch], args.n_topics)),
                 ("seconds_per_pass", lambda: seconds_per_pass(args, counts, batch))]
+    sections = [(k, f) for k, f in sections if k not in args.skip]
     if args.pubmed_step:
         sections.append(("pubmed_step", lambda: pubmed_step(xp, args.n_topics, args.n_inner)))
     for key, measure in sections:

@@ -23,6 +23,9 @@
 #     `same-lda fit` with "backend": "cupy" and with "numpy" (same spec and seed), `same-lda
 #     score`; the two traces side by side;
 #  4. pytest_gpu.log: pytest -m gpu (tests/model/test_cuda.py, test_backend.py).
+# PROFILE=1 adds ncu.txt: Nsight Compute's report on the two sampling kernels at NYTimes'
+# minibatch (benchmarks/gpu_profile.py); SKIP="kos pytest" leaves those steps out;
+# GPU_SAME_ARGS passes options to gpu_same.py (e.g. --skip agreement_with_cpu).
 # A tiny snakemake run is not part of it: snakemake's wheels (and theirs) would not fit beside
 # the tree within the device tool's 64 MiB.
 set -uo pipefail
@@ -61,6 +64,16 @@ timeout "$(( $(left) > 260 ? 260 : $(left) ))" python3 benchmarks/gpu_same.py ${
   --out "$out/same_nytimes_cupy.json" ${GPU_SAME_ARGS:-} 2>&1 | grep -v -i "warn" \
   | tee "$out/gpu_same.log"
 
+if [ -n "${PROFILE:-}" ] && [ "$(left)" -gt 60 ]; then  # Nsight Compute on the two sampling kernels
+  ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout "$(( $(left) > 150 ? 150 : $(left) ))" "$ncu_bin" --kernel-name \
+    regex:'sample_kernel|summed_t_partial' --launch-skip 2 --launch-count 2 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis \
+    python3 benchmarks/gpu_profile.py > "$out/ncu.txt" 2>&1
+  grep -E "Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Memory Throughput|Block Limit|==PROF==|Error" "$out/ncu.txt" | head -60
+fi
+
 kos() {
   local k="$S/kos" spec
   mkdir -p "$k"
@@ -86,13 +99,13 @@ cols = [c for c in ("ll", "train_seconds") if c in both]
 print(both.pivot_table(index="pass", columns="backend", values=cols).tail(5).to_string())
 PY
 }
-if [ "$(left)" -gt 60 ]; then
+if [ "$(left)" -gt 60 ] && [[ " ${SKIP:-} " != *" kos "* ]]; then
   timeout "$(( $(left) > 120 ? 120 : $(left) ))" bash -c "$(declare -f kos); S=$S out=$out; kos" \
     > "$out/kos.log" 2>&1
   grep -v -i "warn" "$out/kos.log" | tail -20
 fi
 
-if [ "$(left)" -gt 30 ]; then
+if [ "$(left)" -gt 30 ] && [[ " ${SKIP:-} " != *" pytest "* ]]; then
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -rA -W ignore::Warning \
     tests/model/test_cuda.py tests/model/test_backend.py tests/data/test_synthetic_cuda.py 2>&1 \
     | tail -40 | tee "$out/pytest_gpu.log"

@@ -108,15 +108,18 @@ def _incnorm_kernels():
 
 
 def incnorm(phi_t, p_t, row_total, prior_scale: float, topic_word_prior: float, rho: float):
-    """IncNorm on CuPy arrays, in place (see :func:`same.model.kernels.incnorm`): Σ_w P exact in
-    int64, the totals in float64 (K values), the blend and the renormalisation each one fused
-    pass over φᵀ; returns (phi_t, row_total)."""
+    """IncNorm on CuPy arrays, in place (see :func:`same.model.kernels.incnorm`): the column
+    sums Σ_w as matrix-vector products in float64 (cuBLAS; CuPy's own reduction over the W
+    rows took 2.5 ms each at NYTimes' W × K = 256 on an H100; Σ_w P is exact, its terms
+    integers), the totals in float64 (K values), the blend and the renormalisation each one
+    fused pass over φᵀ; returns (phi_t, row_total)."""
     import cupy
 
     blend, scale = _incnorm_kernels()
+    ones = cupy.ones(phi_t.shape[0], dtype=cupy.float64)
     total = (1.0 - rho) * row_total.astype(cupy.float64) + rho * (
-        p_t.sum(axis=0, dtype=cupy.int64) / prior_scale + phi_t.shape[0] * topic_word_prior)
+        ones @ p_t.astype(cupy.float64) / prior_scale + phi_t.shape[0] * topic_word_prior)
     row_total[...] = total
     blend(phi_t, p_t, total, rho, prior_scale, topic_word_prior, phi_t)
-    scale(phi_t, phi_t.sum(axis=0, dtype=cupy.float64), phi_t)
+    scale(phi_t, ones @ phi_t.astype(cupy.float64), phi_t)
     return phi_t, row_total
