@@ -13,8 +13,8 @@ measured (a time limit still leaves the log with what was done):
   minibatches included);
 - ``pubmed_step`` (``--pubmed-step``): one minibatch step of each sampler at PubMed's paper
   minibatch (410,000 documents), its seconds and the device memory CuPy's pool held;
-- the device, driver and runtime versions, CuPy version, commit (``SAME_COMMIT`` when the
-  tree has no git metadata, as on a GPU machine given a copy).
+- the device, driver and runtime versions, CuPy version, commit (``SAME_COMMIT`` when set:
+  a GPU machine given a copy of the tree may carry stale git metadata).
 
 On a GPU machine (benchmarks/gpu_session.sh runs it):
 
@@ -227,8 +227,9 @@ def main() -> None:
     result["targets"] = TARGETS
     result["model_for_comparison"] = _written_model()
     result.update(provenance())
-    if not result.get("commit"):
-        result["commit"] = os.environ.get("SAME_COMMIT")
+    if os.environ.get("SAME_COMMIT"):  # a GPU machine's copy of the tree: git metadata stale
+        result["commit_source"] = f"SAME_COMMIT (provenance read {result.get('commit')})"
+        result["commit"] = os.environ["SAME_COMMIT"]
     write_json(out, result, option="--out")
     print(json.dumps({k: result.get(k) for k in ("seconds_per_pass", "wall_seconds_per_pass")},
                      indent=2, default=float))
