@@ -88,7 +88,7 @@ def _calls(xp, block, theta, phi_t):
              "incnorm": (lambda: kernels.incnorm(phi, P, row_total, 1.0, 0.1, 0.5), 0)}
     if xp is not np:
         from same.model.backend import sparse_module
-        from same.model.kernels.cuda_summed import word_order
+        from same.model.kernels.segments import word_order
 
         R = sparse_module(xp).csr_matrix((ratio, block.indices, block.indptr), shape=block.shape)
         Rt = R.T.tocsr()

@@ -281,13 +281,20 @@ class SameLDA(TrainingMixin, FoldInMixin, BaseEstimator):
             (:func:`same.data.count_matrix.check_count_bound`, as in fit); a non-constant
             ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share;
             ``corpus_tokens`` not a positive finite number or None (scikit-learn's
-            ``InvalidParameterError``, naming it), before anything is trained.
+            ``InvalidParameterError``, naming it), or fewer than the minibatch's tokens,
+            before anything is trained.
         """
         check_method_params(self, "partial_fit", PARTIAL_FIT_CONSTRAINTS,
                             corpus_tokens=corpus_tokens)
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
         check_count_bound(X, [(0, X.shape[0])], float(param(self, "n_copies")), self.m_schedule)
+        if corpus_tokens is not None and float(corpus_tokens) < float(X.data.sum()):
+            # the minibatch's share of the stream would pass 1 (at 2e-308, overflow β's scale)
+            raise ValueError("The 'corpus_tokens' parameter of SameLDA.partial_fit must be a "
+                             "float in the range (0.0, inf) or None. It counts the stream's "
+                             f"tokens, so at least this minibatch's {float(X.data.sum()):,g}; "
+                             f"got {corpus_tokens!r}.")
         if corpus_tokens is not None:
             warnings.warn("partial_fit's corpus_tokens is deprecated in 0.1 and will be removed "
                           "in 0.2: give SameLDA(total_samples=<documents in the stream>)",

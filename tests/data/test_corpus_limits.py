@@ -14,7 +14,7 @@ from encodings.aliases import aliases
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from same.data import textcorpus
@@ -89,20 +89,24 @@ def test_jsonl_nested_20000_deep_is_one_line_not_a_crash(tmp_path):
 @given(depth=st.integers(1, 2 * MAX_JSON_DEPTH), opener=st.sampled_from(["[", "{"]),
        line=st.integers(0, 2), split_object=st.booleans(),
        decoy=st.sampled_from(["", "[[[[", "}}}}", '\\"[[', "{{"]))
+@example(depth=MAX_JSON_DEPTH - 1, opener="[", line=0, split_object=False, decoy="")
+@example(depth=MAX_JSON_DEPTH, opener="[", line=0, split_object=False, decoy="")  # Hypothesis's
+@example(depth=2 * MAX_JSON_DEPTH, opener="[", line=1, split_object=True, decoy="")
 def test_jsonl_nesting_deeper_than_the_limit_is_refused(tmp_path, depth, opener, line,
                                                         split_object, decoy):
-    """Brackets inside strings never count; an object spread over lines counts whole."""
+    """Brackets inside strings never count; an object spread over lines counts whole.  The
+    value sits in the line's object, one level down: ``depth`` levels of it make depth + 1."""
     value = nested(depth, opener)
     unit = 1 if opener == "[" else 5  # characters of one level's opening
     half = (depth // 2) * unit  # between two levels, never inside a string
     if split_object:  # the same object over two lines: JSON's whitespace, pyarrow reads it
         value = value[:half] + "\n" + value[half:]
-    deepest = MAX_JSON_DEPTH * unit  # where level 1001 opens
+    deepest = (MAX_JSON_DEPTH - 1) * unit  # where level 1001 opens: the value's 1000th
     at = line + 1 + (split_object and deepest >= half)
     lines = [json.dumps({"text": f"word{i} other{decoy}"}) for i in range(3)]
     lines[line] = '{"text": "alpha beta ' + decoy + '", "x": ' + value + "}"
     path = table(tmp_path, "jsonl", lines)
-    if depth <= MAX_JSON_DEPTH:
+    if depth + 1 <= MAX_JSON_DEPTH:
         assert len(read(path)[0]) == 3
     else:
         with pytest.raises(TextCorpusError) as exc:

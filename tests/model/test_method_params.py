@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from same.model.sampler import SameLDA
@@ -38,6 +38,8 @@ def test_partial_fit_refuses_a_bad_corpus_tokens_naming_it(value):
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10**6),
                  st.booleans(), st.text(max_size=3), st.none()))
+@example(value=2.2250738585072014e-308)  # found by Hypothesis: φ was NaN (β's scale overflowed)
+@example(value=1.0)  # fewer tokens than the minibatch holds
 def test_partial_fit_trains_a_distribution_or_names_corpus_tokens(value):
     """Whatever corpus_tokens is given: a φ whose rows are distributions, or the one line
     naming the parameter (None with prior_scale='paper' and no total_samples: the line asking

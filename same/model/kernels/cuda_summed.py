@@ -42,7 +42,7 @@ from . import launch
 from .cuda_host import launch_kernel
 from .cuda_warp import WARP, layout, shared_bytes, slot, warp_draw, warp_sum
 from .elements import ratio
-from .segments import chunk_bounds, chunk_ptr, multi_ptr, row_of, rows
+from .segments import chunk_bounds, chunk_ptr, multi_ptr, row_of, segment_sums, word_order
 
 __all__ = ["summed_t_sweeps", "summed_p_sweep", "word_order", "kernel_sources", "signatures",
            "ROWS"]
@@ -289,17 +289,6 @@ def signatures() -> dict:
     }
 
 
-def segment_sums(xp, ptr, values):
-    """(len(ptr) − 1,) float64: Σ of ``values`` over each segment of ``ptr``, as differences of
-    one float64 running sum (exact for counts: integers below 2^53); no host synchronisation
-    (CuPy's ``bincount`` reads its input's maximum on the host)."""
-    ptr = xp.asarray(ptr, dtype=xp.int64)
-    run = xp.zeros(values.shape[0] + 1, dtype=xp.float64)
-    if values.shape[0]:
-        xp.cumsum(values, dtype=xp.float64, out=run[1:])
-    return run[ptr[1:]] - run[ptr[:-1]]
-
-
 def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
                     doc_topic_prior, keys, ratio_out, pool_max):
     """The summed sampler's T sweeps, one per key (see :func:`same.model.kernels.summed_t_sweeps`):
@@ -328,21 +317,6 @@ def summed_t_sweeps(indptr, indices, data, theta, phi_t, n_samples, prior_scale,
         _launch("summed_ratio", *launch.summed_ratio(nnz), indptr, indices, data, theta, phi_t,
                 np.int64(launch.NZ_CHUNK), ratio_out, n_topics=n_topics)
     return theta, ratio_out
-
-
-def word_order(indptr, indices, n_words: int):
-    """(col_ptr, col_doc, col_nz) of a CSR block in CSC order, documents ascending within a
-    word (a stable sort: the order of the CPU's counting sort); int64 arrays, computed
-    without a host synchronisation."""
-    from .cuda_host import _xp
-
-    xp = _xp((indices,))
-    indices = xp.asarray(indices)
-    col_nz = xp.argsort(indices, kind="stable").astype(xp.int64)
-    docs = rows(xp, indptr, int(indices.shape[0]))
-    col_ptr = xp.searchsorted(indices[col_nz], xp.arange(n_words + 1, dtype=indices.dtype),
-                              side="left").astype(xp.int64)
-    return col_ptr, docs[col_nz], col_nz
 
 
 def summed_p_sweep(indptr, indices, data, ratio, theta, phi_t, n_samples, key, p_out,

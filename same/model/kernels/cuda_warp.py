@@ -93,33 +93,34 @@ def _warp_scan(x, scratch):  # pragma: no cover - device code
     return x
 
 
+def _lanes(x, scratch):  # pragma: no cover - simulator only
+    """Every lane's x, in lane order (one exchange through shared memory)."""
+    scratch[cuda.threadIdx.x] = x
+    cuda.syncthreads()
+    vals = [type(x)(scratch[i]) for i in range(32)]
+    cuda.syncthreads()
+    return vals
+
+
 def _warp_sum_twin(x, scratch):  # pragma: no cover - simulator only
-    """:func:`_warp_sum` through shared memory: the same additions in the same order."""
-    lane = cuda.threadIdx.x
+    """:func:`_warp_sum` in the simulator: the lanes' values exchanged once, then the
+    butterfly's additions, level by level in the same order, for this lane."""
+    vals = _lanes(x, scratch)
     off = 16
     while off > 0:
-        scratch[lane] = x
-        cuda.syncthreads()
-        y = type(x)(scratch[lane ^ off])
-        cuda.syncthreads()
-        x = x + y
+        vals = [vals[i] + vals[i ^ off] for i in range(32)]
         off //= 2
-    return x
+    return vals[cuda.threadIdx.x]
 
 
 def _warp_scan_twin(x, scratch):  # pragma: no cover - simulator only
-    """:func:`_warp_scan` through shared memory: the same additions in the same order."""
-    lane = cuda.threadIdx.x
+    """:func:`_warp_scan` in the simulator: the same additions in the same order."""
+    vals = _lanes(x, scratch)
     off = 1
     while off < 32:
-        scratch[lane] = x
-        cuda.syncthreads()
-        y = type(x)(scratch[lane - off]) if lane >= off else x
-        cuda.syncthreads()
-        if lane >= off:
-            x = y + x
+        vals = [vals[i - off] + vals[i] if i >= off else vals[i] for i in range(32)]
         off *= 2
-    return x
+    return vals[cuda.threadIdx.x]
 
 
 def _first_above(cum, x, n_topics, lay):  # pragma: no cover - device code

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows"]
+__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows", "segment_sums", "word_order"]
 
 
 @njit(inline="always", cache=True)
@@ -64,3 +64,29 @@ def rows(xp, ptr, n: int):
     """(n,) int64: the segment of each of the n entries (empty segments skipped)."""
     ptr = xp.asarray(ptr, dtype=xp.int64)
     return xp.searchsorted(ptr, xp.arange(n, dtype=xp.int64), side="right") - 1
+
+
+def segment_sums(xp, ptr, values):
+    """(len(ptr) − 1,) float64: Σ of ``values`` over each segment of ``ptr``, as differences of
+    one float64 running sum (exact for counts: integers below 2^53); no host synchronisation
+    (CuPy's ``bincount`` reads its input's maximum on the host)."""
+    ptr = xp.asarray(ptr, dtype=xp.int64)
+    run = xp.zeros(values.shape[0] + 1, dtype=xp.float64)
+    if values.shape[0]:
+        xp.cumsum(values, dtype=xp.float64, out=run[1:])
+    return run[ptr[1:]] - run[ptr[:-1]]
+
+
+def word_order(indptr, indices, n_words: int):
+    """(col_ptr, col_doc, col_nz) of a CSR block in CSC order, documents ascending within a
+    word (a stable sort: the order of the CPU's counting sort); int64 arrays, computed
+    without a host synchronisation."""
+    from .cuda_host import _xp
+
+    xp = _xp((indices,))
+    indices = xp.asarray(indices)
+    col_nz = xp.argsort(indices, kind="stable").astype(xp.int64)
+    docs = rows(xp, indptr, int(indices.shape[0]))
+    col_ptr = xp.searchsorted(indices[col_nz], xp.arange(n_words + 1, dtype=indices.dtype),
+                              side="left").astype(xp.int64)
+    return col_ptr, docs[col_nz], col_nz
