@@ -24,7 +24,7 @@
 #     score`; the two traces side by side;
 #  4. pytest_gpu.log: pytest -m gpu (tests/model/test_cuda.py, test_backend.py).
 # PROFILE=1 adds ncu.txt: Nsight Compute's report on the two sampling kernels at NYTimes'
-# minibatch (benchmarks/gpu_profile.py); SKIP="kos pytest" leaves those steps out;
+# minibatch (benchmarks/gpu_profile.py); SKIP="same kos pytest" leaves those steps out;
 # GPU_SAME_ARGS passes options to gpu_same.py (e.g. --skip agreement_with_cpu).
 # A tiny snakemake run is not part of it: snakemake's wheels (and theirs) would not fit beside
 # the tree within the device tool's 64 MiB.
@@ -60,9 +60,11 @@ PY
 } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-timeout "$(( $(left) > 260 ? 260 : $(left) ))" python3 benchmarks/gpu_same.py ${PUBMED_STEP---pubmed-step} \
-  --out "$out/same_nytimes_cupy.json" ${GPU_SAME_ARGS:-} 2>&1 | grep -v -i "warn" \
-  | tee "$out/gpu_same.log"
+if [[ " ${SKIP:-} " != *" same "* ]]; then
+  timeout "$(( $(left) > 260 ? 260 : $(left) ))" python3 benchmarks/gpu_same.py \
+    ${PUBMED_STEP---pubmed-step} --out "$out/same_nytimes_cupy.json" ${GPU_SAME_ARGS:-} 2>&1 \
+    | grep -v -i "warn" | tee "$out/gpu_same.log"
+fi
 
 if [ -n "${PROFILE:-}" ] && [ "$(left)" -gt 60 ]; then  # Nsight Compute on the two sampling kernels
   ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

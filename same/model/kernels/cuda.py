@@ -15,19 +15,22 @@ Kernels (signatures in :func:`signatures`, compiled to PTX for sm_80 and sm_90 a
 numba-cuda's simulator in the test suite):
 
 Grids and blocks come from :mod:`same.model.kernels.launch` (checked at paper scale by
-tests/model/test_launch.py); a nonzero's document is found by binary search of the row pointers
-(:func:`same.model.kernels.segments.row_of`), so no kernel's work follows a document's length.
+tests/model/test_launch.py).  Every sampling kernel is a warp whose lanes share an item's K
+topics (:mod:`same.model.kernels.cuda_warp`); a warp's run of nonzeros finds its first document by
+binary search of the row pointers (:func:`same.model.kernels.segments.row_of`) and walks on
+(:func:`~same.model.kernels.segments.advance`), so no kernel's work follows a document's length.
 
-- ``sddmm``: a thread per nonzero; μ_j in float64 (as the CPU), stored as float32 or float64.
-  Each thread reads a φ row and θ_d (K values each; rows of neighbouring nonzeros of a
-  document share θ_d in L1).
-- ``sample_accumulate``: a block per :data:`~same.model.kernels.launch.NZ_CHUNK` nonzeros, its
-  threads sharing one nonzero's K topics at a time with the K-long scratch in shared
-  memory, counts added to T and P with int32 ``atomicAdd`` (:mod:`same.model.kernels.cuda_sample`).
+- ``sddmm``: a warp per :data:`~same.model.kernels.launch.NZ_CHUNK` nonzeros; μ_j in float64
+  (as the CPU), the lanes' partial sums over their topics added by a butterfly of shuffles,
+  stored as float32 or float64.
+- ``sample_accumulate``: a warp per :data:`~same.model.kernels.launch.NZ_CHUNK` nonzeros, drawn
+  one after another by the warp together, counts added to T once per document and to P with
+  int32 ``atomicAdd`` (:mod:`same.model.kernels.cuda_sample`).
 - ``poisson_dense``: a grid-stride loop, element i from counter i·2^20.
 - the summed sampler's ``summed_t_partial`` / ``summed_t_draw`` (a pair per T sweep),
-  ``summed_ratio`` (c/μ, a thread per nonzero) and ``summed_p_partial`` / ``summed_p_draw``:
-  chunked partial sums, then a block per document or word (:mod:`same.model.kernels.cuda_summed`).
+  ``summed_ratio`` (c/μ, a warp per NZ_CHUNK nonzeros; on a GPU fit the P sweep computes c/μ
+  itself) and ``summed_p_partial`` / ``summed_p_draw``: chunked partial sums, then a warp per
+  document or word (:mod:`same.model.kernels.cuda_summed`).
 
 Launches go on CuPy's current stream (:func:`stream_handle`); under the simulator the same
 kernels run on host arrays (:func:`same.model.kernels.cuda_on_host`).  Importing this module never
@@ -53,11 +56,10 @@ from .cuda_host import (
     python_twins,
     stream_handle,
 )
-from .cuda_warp import WARP, shared_bytes, warp_sum
+from .cuda_warp import WARP, shared_bytes, warp_dots
 from .elements import element_counter
 from .elements import poisson as poisson_draw
 from .launch import THREADS
-from .segments import row_of
 
 __all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS",
            "signatures", "kernel_functions", "python_twins", "stream_handle"]
@@ -67,22 +69,9 @@ __all__ = ["sddmm", "sample_accumulate", "poisson", "MAX_TOPICS", "THREADS",
 # device and same.model.kernels.ptx compiles them to PTX.  They use the module-level ``cuda`` so that
 # numba-cuda's simulator can substitute its own.
 def sddmm_kernel(indptr, indices, theta, phi_t, nz_chunk, out):  # pragma: no cover - device code
-    n_topics = theta.shape[1]
-    lane = cuda.threadIdx.x
-    scratch = cuda.shared.array(0, float64)[:WARP]
-    lo = cuda.blockIdx.x * nz_chunk
-    hi = min(lo + nz_chunk, indices.shape[0])
-    d = row_of(indptr, lo) if lo < hi else 0  # then advanced: the chunk's nonzeros in order
-    for j in range(lo, hi):  # the same j in every lane
-        while j >= indptr[d + 1]:
-            d += 1
-        w = indices[j]
-        p = np.float64(0.0)
-        for k in range(lane, n_topics, WARP):
-            p += theta[d, k] * phi_t[w, k]
-        mu = warp_sum(p, scratch)
-        if lane == 0:
-            out[j] = mu
+    # μ in float64 (dot_f64's sums), whatever out's dtype; out[:0]: no counts, μ itself
+    warp_dots(indptr, indices, out[:0], theta, phi_t, cuda.blockIdx.x * nz_chunk, nz_chunk,
+              np.float64(0.0), out, cuda.shared.array(0, float64)[:WARP])
 
 
 def poisson_kernel(lam, key, out):  # pragma: no cover - device code
@@ -94,9 +83,6 @@ def poisson_kernel(lam, key, out):  # pragma: no cover - device code
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     _twins = python_twins()
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
-    from . import segments as _segments
-
-    row_of = python_twins(_segments)["row_of"]
 
 
 #: Register caps by kernel: the per-nonzero sampler's inlined Poisson draws take 180 registers

@@ -33,7 +33,7 @@ from numba.core import config
 
 from .cuda_warp import WARP, layout, slot, warp_draw
 from .elements import element_counter, uniform
-from .segments import row_of
+from .segments import advance, span
 
 __all__ = ["sample_kernel", "signatures", "ROWS"]
 
@@ -62,12 +62,9 @@ def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out
     for k in range(lane, n_topics, WARP):
         tacc[slot(k, lay)] = 0.0
     cur = -1
-    lo = cuda.blockIdx.x * nz_chunk
-    hi = min(lo + nz_chunk, indices.shape[0])
-    d = row_of(indptr, lo) if lo < hi else 0  # then advanced: the chunk's nonzeros in order
-    for j in range(lo, hi):  # the same j in every lane
-        while j >= indptr[d + 1]:
-            d += 1
+    lo, hi, d = span(indptr, cuda.blockIdx.x * nz_chunk, nz_chunk, indices.shape[0])
+    for j in range(lo, hi):  # the same j in every lane; d advanced over the run
+        d = advance(indptr, j, d)
         mu_j, rate = mu[j], n_samples * data[j]
         ctr = element_counter(np.uint64(j) * np.uint64(n_topics + 1) + np.uint64(n_topics))
         if not mu_j > 0.0 or (rate < pool_max
@@ -104,7 +101,8 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
 
     _twins = python_twins()
     uniform, element_counter = _twins["uniform"], _twins["element_counter"]
-    row_of = python_twins(_segments)["row_of"]
+    _seg_twins = python_twins(_segments)
+    advance, span = _seg_twins["advance"], _seg_twins["span"]
     flush_t = _flush_t
 
 

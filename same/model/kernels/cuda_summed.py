@@ -40,9 +40,9 @@ from numba.core import config
 
 from . import launch
 from .cuda_host import launch_kernel
-from .cuda_warp import WARP, layout, shared_bytes, slot, warp_draw, warp_sum
+from .cuda_warp import WARP, layout, shared_bytes, slot, warp_dots, warp_draw, warp_sum
 from .elements import ratio
-from .segments import chunk_bounds, chunk_ptr, multi_ptr, row_of, segment_sums, word_order
+from .segments import chunk_bounds, chunk_ptr, multi_ptr, segment_sums, word_order
 
 __all__ = ["summed_t_sweeps", "summed_p_sweep", "word_order", "kernel_sources", "signatures",
            "ROWS"]
@@ -167,22 +167,8 @@ def summed_t_draw_kernel(theta, tokens, cptr, mptr, part, n_samples, prior_scale
 
 def summed_ratio_kernel(indptr, indices, data, theta, phi_t, nz_chunk,
                         ratio_out):  # pragma: no cover - device code
-    n_topics = theta.shape[1]
-    lane = cuda.threadIdx.x
-    scratch = cuda.shared.array(0, float64)[:WARP]
-    lo = cuda.blockIdx.x * nz_chunk
-    hi = min(lo + nz_chunk, indices.shape[0])
-    d = row_of(indptr, lo) if lo < hi else 0  # then advanced: the chunk's nonzeros in order
-    for j in range(lo, hi):  # the same j in every lane
-        while j >= indptr[d + 1]:
-            d += 1
-        w = indices[j]
-        p = np.float32(0.0)
-        for k in range(lane, n_topics, WARP):
-            p += theta[d, k] * phi_t[w, k]
-        mu = warp_sum(p, scratch)
-        if lane == 0:
-            ratio_out[j] = ratio(data[j], mu)
+    warp_dots(indptr, indices, data, theta, phi_t, cuda.blockIdx.x * nz_chunk, nz_chunk,
+              np.float32(0.0), ratio_out, cuda.shared.array(0, float64)[:WARP])
 
 
 def summed_p_partial_kernel(col_ptr, col_doc, col_nz, ratios, data, theta, cptr, mptr, chunk,
@@ -247,7 +233,7 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
 
     _twins, _seg_twins = python_twins(), python_twins(_segments)
     ratio = _twins["ratio"]
-    row_of, chunk_bounds = _seg_twins["row_of"], _seg_twins["chunk_bounds"]
+    chunk_bounds = _seg_twins["chunk_bounds"]
     rows_of, add_chunks, draw_t, draw_p = _rows, _add_chunks, _draw_t, _draw_p
 
 

@@ -34,9 +34,10 @@ import numpy as np
 from numba import cuda, float64
 from numba.core import config
 
-from .elements import CAT_SALT, element_counter, poisson, uniform
+from .elements import CAT_SALT, element_counter, poisson, ratio, uniform
+from .segments import advance, span
 
-__all__ = ["WARP", "shared_bytes", "row_slots", "layout", "slot", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
+__all__ = ["WARP", "shared_bytes", "row_slots", "layout", "slot", "warp_dots", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
 
 #: Threads per block of the sampling kernels: one warp.
 WARP = 32
@@ -123,6 +124,26 @@ def _warp_scan_twin(x, scratch):  # pragma: no cover - simulator only
     return vals[cuda.threadIdx.x]
 
 
+def _warp_dots(indptr, indices, data, theta, phi_t, first, nz_chunk, zero, out,
+               scratch):  # pragma: no cover - device code
+    """μ_j = Σ_k θ_dk φ_kw for the warp's run of ``nz_chunk`` nonzeros from ``first``, each the
+    lanes' partial sums (in ``zero``'s type) added by :func:`warp_sum`; lane 0 writes
+    ``out[j]`` = μ_j, or c_j / μ_j (:func:`~same.model.kernels.elements.ratio`) when ``data``
+    has entries."""
+    n_topics = theta.shape[1]
+    lane = cuda.threadIdx.x
+    lo, hi, d = span(indptr, first, nz_chunk, indices.shape[0])
+    for j in range(lo, hi):  # the same j in every lane; d advanced over the run
+        d = advance(indptr, j, d)
+        w = indices[j]
+        p = zero
+        for k in range(lane, n_topics, WARP):
+            p += theta[d, k] * phi_t[w, k]
+        mu = warp_sum(p, scratch)
+        if lane == 0:
+            out[j] = ratio(data[j], mu) if data.shape[0] > 0 else mu
+
+
 def _first_above(cum, x, n_topics, lay):  # pragma: no cover - device code
     """min(K − 1, first k with cum[k] > x) by binary search (cum non-decreasing, in layout
     ``lay``): the topic of :func:`same.model.kernels.elements._split_pooled` (its count and its
@@ -203,12 +224,18 @@ warp_sum = cuda.jit(device=True)(_warp_sum)
 warp_scan = cuda.jit(device=True)(_warp_scan)
 warp_shift = cuda.jit(device=True)(_warp_shift)
 warp_draw = cuda.jit(device=True)(_warp_draw)
+warp_dots = cuda.jit(device=True)(_warp_dots)
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     from .cuda_host import python_twins
 
     _twins = python_twins()
     uniform, poisson = _twins["uniform"], _twins["poisson"]
-    element_counter = _twins["element_counter"]
+    element_counter, ratio = _twins["element_counter"], _twins["ratio"]
+    from . import segments as _segments
+
+    _seg_twins = python_twins(_segments)
+    advance, span = _seg_twins["advance"], _seg_twins["span"]
+    warp_dots = _warp_dots
     first_above, warp_draw, layout, slot = _first_above, _warp_draw, _layout, _slot
     warp_sum, warp_scan, warp_shift = _warp_sum_twin, _warp_scan_twin, _warp_shift_twin
 

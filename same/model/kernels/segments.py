@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["row_of", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows", "segment_sums", "word_order"]
+__all__ = ["row_of", "advance", "span", "chunk_bounds", "chunk_ptr", "multi_ptr", "rows", "segment_sums", "word_order"]
 
 
 @njit(inline="always", cache=True)
@@ -30,6 +30,23 @@ def row_of(ptr, j):  # pragma: no cover - compiled
         else:
             hi = mid - 1
     return lo
+
+
+@njit(inline="always", cache=True)
+def advance(ptr, j, s):  # pragma: no cover - compiled
+    """The segment of entry j, from a segment s at or before it (entries visited in order):
+    s moved past every segment that ends at or before j (one read of ptr per step)."""
+    while j >= ptr[s + 1]:
+        s += 1
+    return s
+
+
+@njit(inline="always", cache=True)
+def span(ptr, first, count, n):  # pragma: no cover - compiled
+    """(lo, hi, segment of entry lo) of the ``count`` entries from ``first`` (at most to n):
+    a warp's run of nonzeros, its first segment by :func:`row_of` (0 when the run is empty)."""
+    hi = min(first + count, n)
+    return first, hi, row_of(ptr, first) if first < hi else 0
 
 
 @njit(inline="always", cache=True)
