@@ -162,6 +162,22 @@ def _written_model(path: str = "results/gpu/model.json") -> dict | None:
                                        for n, v in model["shapes"].items()}}
 
 
+def _measure(sections, result: dict) -> None:
+    """Each (key, measure) of ``sections`` into ``result``, printed as soon as it is measured;
+    a section's failure is recorded and the others still measured."""
+    for key, measure in sections:
+        t0 = time.perf_counter()
+        try:
+            got = measure()
+        except Exception as exc:  # one section's failure still leaves the others measured
+            got = {"error": f"{type(exc).__name__}: {exc}"}
+        if key == "seconds_per_pass" and "error" not in got:
+            got, result["wall_seconds_per_pass"] = got
+        result[key] = got
+        print(json.dumps({key: got, "section_seconds": round(time.perf_counter() - t0, 1)},
+                         default=float), flush=True)
+
+
 def main() -> None:
     args = _args()
     from same.io.outputs import check_option, json_kind
@@ -213,17 +229,7 @@ def main() -> None:
     sections = [(k, f) for k, f in sections if k not in args.skip]
     if args.pubmed_step:
         sections.append(("pubmed_step", lambda: pubmed_step(xp, args.n_topics, args.n_inner)))
-    for key, measure in sections:
-        t0 = time.perf_counter()
-        try:
-            got = measure()
-        except Exception as exc:  # one section's failure still leaves the others measured
-            got = {"error": f"{type(exc).__name__}: {exc}"}
-        if key == "seconds_per_pass" and "error" not in got:
-            got, result["wall_seconds_per_pass"] = got
-        result[key] = got
-        print(json.dumps({key: got, "section_seconds": round(time.perf_counter() - t0, 1)},
-                         default=float), flush=True)
+    _measure(sections, result)
     result["targets"] = TARGETS
     result["model_for_comparison"] = _written_model()
     result.update(provenance())

@@ -93,6 +93,22 @@ def _seed_key(seed) -> np.uint64:
     return np.uint64(int(mix64(np.uint64(s % 2**64))))
 
 
+def _generate_cpu(n_docs, n_words, size_cdf, size_offset, word_cdf, count_cdf, count_offset,
+                  key):
+    """(indptr, indices, data) of the CPU path: the documents' sizes in parallel, their
+    prefix sums, then every document's words and counts in parallel (numba ``prange``)."""
+    from .synthetic_kernels import fill_cpu, sizes_cpu
+
+    sizes = sizes_cpu(n_docs, size_cdf, np.int64(size_offset), np.int64(n_words), key)
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    del sizes
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    data = np.empty(int(indptr[-1]), dtype=np.int32)
+    fill_cpu(indptr, word_cdf, count_cdf, np.int64(count_offset), key, indices, data)
+    return indptr, indices, data
+
+
 def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = None,
                   zipf_exponent: float = 1.0, seed: int = 0,
                   device: str = "cpu") -> sp.csr_matrix:
@@ -151,15 +167,8 @@ def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = No
         indptr, indices, data = generate(n_docs, n_words, size_cdf, size_offset, word_cdf,
                                          count_cdf, count_offset, key)
     else:
-        from .synthetic_kernels import fill_cpu, sizes_cpu
-
-        sizes = sizes_cpu(n_docs, size_cdf, np.int64(size_offset), np.int64(n_words), key)
-        indptr = np.zeros(n_docs + 1, dtype=np.int64)
-        np.cumsum(sizes, out=indptr[1:])
-        del sizes
-        indices = np.empty(int(indptr[-1]), dtype=np.int32)
-        data = np.empty(int(indptr[-1]), dtype=np.int32)
-        fill_cpu(indptr, word_cdf, count_cdf, np.int64(count_offset), key, indices, data)
+        indptr, indices, data = _generate_cpu(n_docs, n_words, size_cdf, size_offset,
+                                              word_cdf, count_cdf, count_offset, key)
     if indices.size < 2**31:
         indptr = indptr.astype(np.int32)
     m = sp.csr_matrix((data, indices, indptr), shape=(n_docs, n_words))
