@@ -65,3 +65,18 @@ def test_the_readmes_limits_and_seed_minimum_are_the_codes():
     assert f"with fewer than {VERDICT_SEEDS} `seeds` is noted before any fit" in text
     assert f"(default {TABLE_DEFAULTS['max_line_bytes'] // 2**20} MiB;" in text
     assert f"at most {MAX_JSON_DEPTH:,} levels deep" in text
+
+
+def test_the_readmes_gpu_launch_figures_are_the_codes():
+    """The README's GPU section states the launch code's constants (issue 50): the per-item
+    bound, the chunk and run lengths, the blocks per launch and the register cap."""
+    from same.model.kernels import launch
+    from same.model.kernels.cuda import MAX_REGISTERS
+
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert f"at least {launch.MIN_BLOCKS} blocks (two per H100 SM)" in text
+    assert f"no thread runs more than {launch.ITEM_PASSES}·⌈K/32⌉ topic iterations" in text
+    assert f"in chunks of at most {launch.CHUNK} entries" in text
+    assert f"gives a warp {launch.NZ_CHUNK} nonzeros" in text
+    assert f"cap of {MAX_REGISTERS['sample_accumulate']} registers" in text
+    assert launch.WARP == 32 and "a warp whose 32 lanes" in text
