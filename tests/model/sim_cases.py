@@ -28,7 +28,7 @@ from same.model.kernels import launch as klaunch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sim_traffic  # noqa: E402
 
-LONG = 24  # a document longer than a chunk and than a block of threads
+LONG = 24  # a document longer than a chunk and than a warp's run of NZ_CHUNK nonzeros
 # blocks of the per-nonzero sampler take several nonzeros, documents spanning blocks
 klaunch.NZ_CHUNK = 5
 

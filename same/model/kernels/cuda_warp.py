@@ -31,7 +31,7 @@ draws are held as float64 (exact below 2^53) and added with float64 atomics.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float64
+from numba import cuda
 from numba.core import config
 
 from .elements import CAT_SALT, element_counter, poisson, ratio, uniform
@@ -261,4 +261,3 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
 
     cuda = _SimulatedThread()
 
-_ = float64  # the kernels' dynamic shared arrays are float64 (cuda.shared.array(0, float64))
