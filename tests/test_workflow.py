@@ -76,8 +76,12 @@ def test_bad_config_fails_before_any_job(override, pattern):
     # the JSON schema's errors, as one line each
     ("same: {n_inner: 0}\n", "config same.n_inner: 0 is less than the minimum of 1"),
     ("n_components: 8.0\n", "config n_components: 8.0 is not of type 'integer'"),
+    # C9's synthetic corpora copy a corpus the profile has (or a UCI corpus's shape)
+    ("scaling: {factors: [1, 2], base: mine}\n",
+     "config scaling.base: 'mine' is neither a dataset of this profile (kos) nor a UCI corpus "
+     "(kos, nips, enron, nytimes, pubmed)"),
 ], ids=["synthetic-named-kos", "m-label-collision", "repeated-seed", "int-batch-fraction",
-        "estimator-refuses", "schema-minimum", "schema-strict-integer"])
+        "estimator-refuses", "schema-minimum", "schema-strict-integer", "scaling-base"])
 def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
     """What the user sees for a bad config: one line naming the key, exit status 1, no
     traceback, no job (not even the DAG)."""
@@ -198,9 +202,9 @@ def test_absent_same_keys_take_the_estimators_defaults(tmp_path):
     for key in absent:
         assert key not in params, key
         assert SameLDA(**params).get_params()[key] == defaults[key], key
-    # labels follow the estimator's defaults too: its sampler is the m sweep's (nonzero), so
-    # m = n_copies is the main run; its prior_scale is bidmach, so the variant is paper
-    assert "same_m100" not in specs and "same_scale_paper" in specs
+    # labels follow the estimator's defaults too: its prior_scale is bidmach, so the variant is
+    # paper; the m sweep's m = n_copies, at the main run's settings, is still a run of its own
+    assert "same_m100" in specs and "same_scale_paper" in specs
 
 
 def test_any_uci_corpus_needs_no_code_change():

@@ -196,6 +196,10 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
     _distinct("scaling.factors", (config.get("scaling") or {}).get("factors", []))
+    base = (config.get("scaling") or {}).get("base")
+    if base is not None and base not in datasets and base not in REGISTRY:
+        raise ValueError(f"config scaling.base: {base!r} is neither a dataset of this profile "
+                         f"({', '.join(datasets)}) nor a UCI corpus ({', '.join(REGISTRY)})")
     checks = [(f"same.{k}", k, config["same"][k]) for k in SAME_CONFIG_PARAMS
               if k in config["same"]]
     checks += [(f"sensitivity.{param}", param, value)

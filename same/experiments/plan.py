@@ -41,8 +41,9 @@ def plan_runs(config: dict) -> dict[str, dict]:
     verdicts rest on the seed spread; fig1c's m=1 run, the prior-scale variant, the
     sensitivity variants (:func:`sensitivity_runs`) and the scale study
     (:func:`study_runs`) run the first.  The m sweep (fig2a, table2, C6, C7) uses
-    ``same.m_sampler`` (default: the main sampler); when it differs from the main run's
-    sampler, m = n_copies gets its own run.  Entries may carry ``n_components`` (a list: the
+    ``same.m_sampler`` (default: the main sampler), every m a run of its own.  The m sweep,
+    the schedules, the prior-scale variant and fig1c's m=1 run are each planned only where
+    the profile switches them on (:func:`_plan_same_variants`).  Entries may carry ``n_components`` (a list: the
     K values of the scale study; default the config's K), ``train_fraction`` and
     ``checkpoints``.
 
@@ -57,8 +58,8 @@ def plan_runs(config: dict) -> dict[str, dict]:
     """
     s, c, v = config["same"], config["cgs"], config["vb"]
     _distinct("seeds", config["seeds"])
-    _distinct("same.m_values", s["m_values"])
-    _distinct("same.schedules", s["schedules"])
+    _distinct("same.m_values", s["m_values"] or ())
+    _distinct("same.schedules", s["schedules"] or ())
     _check_same_batch_size(s)
     seeds, seed0 = list(config["seeds"]), list(config["seeds"][:1])
 
@@ -100,15 +101,14 @@ def plan_runs(config: dict) -> dict[str, dict]:
 def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None:
     """Add the SAME variants of the figures to ``runs`` (``run`` makes an entry, first seed
     unless given ``seeds``): the m sweep and the schedules (every seed), the prior-scale
-    variant and fig1c's m=1 run."""
+    variant and fig1c's m=1 run, each only where the profile switches it on."""
     s = config["same"]
     m_sampler = s.get("m_sampler")
     for m, label in m_sweep_labels(config).items():
-        if label != "same":
-            extra = {"sampler": m_sampler} if m_sampler else {}
-            runs.add(label, run("same", s.get("m_sweep_passes", s["passes"]),
-                                same_params(config, n_copies=m, **extra), seeds),
-                     f"same.m_values: {m!r}")
+        extra = {"sampler": m_sampler} if m_sampler else {}
+        runs.add(label, run("same", s.get("m_sweep_passes", s["passes"]),
+                            same_params(config, n_copies=m, **extra), seeds),
+                 f"same.m_values: {m!r}")
     for sched, label in schedule_labels(config).items():
         if label != "same":
             runs.add(label,
@@ -118,8 +118,9 @@ def _plan_same_variants(config: dict, runs: _RunTable, run, seeds: list) -> None
         if label != "same":
             runs.add(label, run("same", s["passes"], same_params(config, prior_scale=scale)),
                      "the prior_scale variant")
-    runs.add(M1_LABEL, run("same", s["m1_passes"], same_params(config, n_copies=1)),
-             "same.m1_passes")
+    if "m1" in fig1c_labels(config):
+        runs.add(M1_LABEL, run("same", s["m1_passes"], same_params(config, n_copies=1)),
+                 "same.m1_passes")
 
 
 def tuning_runs(config: dict, base_params) -> dict[str, dict]:

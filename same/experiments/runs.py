@@ -92,31 +92,32 @@ def _check_same_batch_size(s: dict) -> None:
 
 
 def m_label(config: dict, m: float) -> str:
-    """Label of the m-sweep run with constant m: the main run when it is the same run (m equal
-    to ``n_copies`` and the same sampler, the estimator's default when the config is
-    silent), else ``same_m<m>``."""
-    s = config["same"]
-    main_sampler = _same_setting(config, "sampler")
-    if m == s["n_copies"] and s.get("m_sampler", main_sampler) == main_sampler:
-        return "same"
+    """Label of the m-sweep run with constant m: ``same_m<m>``, always a run of its own (never
+    the main run, even at m = n_copies with the main sampler: the m sweep's runs hold the
+    machine alone, so folding the main run into it would make how the main run is timed
+    depend on whether the sweep is switched on)."""
     return f"same_m{_m_label(m)}"
 
 
 def m_sweep_labels(config: dict) -> dict[float, str]:
-    """m → run label of the m sweep (fig2a, table2, C6, C7), in the config's order."""
-    return {m: m_label(config, m) for m in config["same"]["m_values"]}
+    """m → run label of the m sweep (fig2a, table2, C6, C7), in the config's order; {} when
+    the profile switches the sweep off (``same.m_values: null``)."""
+    return {m: m_label(config, m) for m in config["same"].get("m_values") or ()}
 
 
 def schedule_labels(config: dict) -> dict[str, str]:
     """Annealing schedule → run label (fig2b, C8): ``constant`` is the main run ``same``,
-    any other ``same_<schedule>``."""
+    any other ``same_<schedule>``; {} when switched off (``same.schedules: null``)."""
     return {sched: "same" if sched == "constant" else f"same_{sched}"
-            for sched in config["same"]["schedules"]}
+            for sched in config["same"].get("schedules") or ()}
 
 
 def prior_scale_labels(config: dict) -> dict[str, str]:
     """prior_scale → run label of the prior-scale comparison: the main run's setting first
-    (``same``), then the other of paper and bidmach (``same_scale_<other>``)."""
+    (``same``), then the other of paper and bidmach (``same_scale_<other>``); {} when the
+    variant is switched off (``same.prior_scale_variant: false``)."""
+    if not config["same"].get("prior_scale_variant", True):
+        return {}
     main = _same_setting(config, "prior_scale")
     other = "bidmach" if main == "paper" else "paper"
     return {main: "same", other: f"same_scale_{other}"}
@@ -124,10 +125,12 @@ def prior_scale_labels(config: dict) -> dict[str, str]:
 
 def fig1c_labels(config: dict) -> dict[str, str]:
     """The runs of fig1c (ll against samples per word), by role: ``same`` (the main run),
-    ``m1`` (SAME m=1, ``same.m1_passes``) and ``cgs`` (``cgs_long`` when
-    ``cgs.fig1c_iterations`` differs from ``cgs.iterations``, else the main CGS run)."""
+    ``m1`` (SAME m=1, ``same.m1_passes``; absent when that is null) and ``cgs``
+    (``cgs_long`` when ``cgs.fig1c_iterations`` differs from ``cgs.iterations``, else the
+    main CGS run)."""
     c = config["cgs"]
-    return {"same": "same", "m1": M1_LABEL,
+    m1 = {"m1": M1_LABEL} if config["same"].get("m1_passes") is not None else {}
+    return {"same": "same", **m1,
             "cgs": "cgs_long" if c["fig1c_iterations"] != c["iterations"] else "cgs"}
 
 

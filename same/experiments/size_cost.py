@@ -2,7 +2,9 @@
 
 Corpora are :func:`same.data.synthetic.shaped_corpus` draws with a base shape's
 documents-per-word statistics and ``factor`` × its documents (and nonzeros,
-tokens), so every size has the same per-document make-up.  Every size is trained for
+tokens), so every size has the same per-document make-up.  The base is a UCI corpus's
+registered shape (``--base kos``: no file is read) or a split's training documents
+(``--split results/mine/split.npz``: a corpus of the workflow's own, :func:`split_shape`).  Every size is trained for
 ``passes`` passes (at least 4), the sizes' passes interleaved (pass 1 of every size, then
 pass 2 of every size, …), so that a slow spell of a shared machine falls on all sizes
 alike rather than on one; a size's seconds per pass is the fastest of the second half of its
@@ -11,6 +13,8 @@ fastest, as ``timeit`` does, because a shared machine's noise only ever adds tim
 JIT compilation is never timed (:attr:`same.model.sampler.SameLDA.compile_seconds_`).
 
     python -m same.experiments.size_cost --out results/scaling/same.json --factors 1 2 4 8
+    python -m same.experiments.size_cost --split results/mine/split.npz --name mine \
+        --out results/mine/scaling/same_cpu.json --factors 0.5 1 2
 """
 
 from __future__ import annotations
@@ -18,21 +22,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["measure", "linearity", "BENCHMARK"]
+__all__ = ["measure", "linearity", "split_shape", "BENCHMARK"]
 
 #: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
 BENCHMARK = "SAME seconds per pass vs corpus size (synthetic)"
 
 
 
+def split_shape(path) -> tuple[int, int, int, int]:
+    """(documents, words, nonzeros, tokens) of a split's training documents
+    (:func:`same.data.split.load_split`; its errors are one line naming the file)."""
+    from same.data.split import load_split
+
+    train = load_split(path, mmap=True).train
+    return (int(train.shape[0]), int(train.shape[1]), int(train.nnz),
+            int(np.asarray(train.data, dtype=np.int64).sum()))
+
+
 def measure(factors, base: str = "kos", n_components: int = 64,
             n_copies: float = 100.0, passes: int = 8, sampler: str = "nonzero",
-            threads: int = 1, seed: int = 0) -> dict:
+            threads: int = 1, seed: int = 0, shape=None) -> dict:
     """Seconds per pass for each size: the fastest of passes ``passes // 2 + 1`` to ``passes``,
-    the sizes' passes interleaved in time (module docstring).
+    the sizes' passes interleaved in time (module docstring).  ``shape``: (documents, words,
+    nonzeros, tokens) of the base (:func:`split_shape`), named ``base``; None: the registered
+    shape of the UCI corpus ``base``.
 
     Raises
     ------
@@ -47,14 +64,16 @@ def measure(factors, base: str = "kos", n_components: int = 64,
 
     from .provenance import provenance
 
-    if base not in REGISTRY:
+    if shape is None and base not in REGISTRY:
         raise ValueError(f"base must be one of {sorted(REGISTRY)}, got {base!r}")
     if any(f <= 0 for f in factors):
         raise ValueError(f"factors must be positive, got {factors}")
     if passes < 4:
         raise ValueError(f"passes must be at least 4 (>= 2 steady passes), got {passes}")
-    info = REGISTRY[base]
-    D, W, NNZ, tokens = info.n_docs, info.n_words, info.nnz, info.n_tokens
+    if shape is None:
+        info = REGISTRY[base]
+        shape = (info.n_docs, info.n_words, info.nnz, info.n_tokens)
+    D, W, NNZ, tokens = shape
     set_threads(threads)
     batch_size = paper_batch_size(D)  # the base's minibatch size: more minibatches per pass
     corpora, fits, marks = [], [], []
@@ -110,7 +129,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m same.experiments.size_cost", description=__doc__.splitlines()[0])
     ap.add_argument("--factors", type=float, nargs="+", required=True,
                     help="size factors (the workflow passes config scaling.factors)")
-    ap.add_argument("--base", default="kos")
+    base = ap.add_mutually_exclusive_group()
+    base.add_argument("--base", default="kos",
+                      help="a UCI corpus whose registered shape is the base (no file read)")
+    base.add_argument("--split", help="a split whose training documents' shape is the base")
+    ap.add_argument("--name", help="the base's name with --split (default: the split's "
+                    "folder, results/<name>/split.npz)")
     ap.add_argument("--n-components", type=int, default=64)
     ap.add_argument("--n-copies", type=float, default=100.0)
     ap.add_argument("--passes", type=int, default=8)
@@ -119,8 +143,18 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring
-    result = measure(args.factors, args.base, args.n_components, args.n_copies, args.passes,
-                     args.sampler, args.threads)
+    shape, name = None, args.base
+    if args.split:
+        from same.data.artefact import ArtefactError
+
+        try:
+            shape = split_shape(args.split)
+        except (OSError, ArtefactError) as exc:
+            print(f"{ap.prog}: --split: {exc}", file=sys.stderr)
+            return 2
+        name = args.name or Path(args.split).parent.name
+    result = measure(args.factors, name, args.n_components, args.n_copies, args.passes,
+                     args.sampler, args.threads, shape=shape)
     write_json(args.out, result, option="--out")
     print(json.dumps(result["fit"]))
     return 0

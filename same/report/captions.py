@@ -33,9 +33,6 @@ BAND = ("lines: mean over seeds, dark band: its 95% Student-t interval (the inte
         "below the best is named there instead)")
 _PER_ESTIMATOR = ("a column per held-out estimator (document completion, left-to-right, the "
                   "paper's metric), each claim being judged under each")
-_CONFIGURATIONS = ("rows: as published (the paper's / each library's defaults) and tuned (step "
-                   "sizes chosen on validation documents, tuning.md; runs without a tuning "
-                   "grid serve both)")
 
 
 def bears_on(name: str) -> str:
@@ -54,10 +51,10 @@ CAPTION_NOTES = {
                    f"(bottom axis) and each Gibbs iteration of CGS (its own top axis, log "
                    f"scale: an iteration is not a pass); {BAND}; dotted: CGS's ll after 1000 "
                    f"iterations, the paper's convergence target (C4, C5; after its last "
-                   f"iteration when it ran fewer); {_PER_ESTIMATOR}; {_CONFIGURATIONS}. The "
+                   f"iteration when it ran fewer); {_PER_ESTIMATOR}. The "
                    f"figure's own caption ends with the final gaps of SAME to CGS and to each "
                    f"batch VB, from the traces.",
-    "fig1_seconds": "; rows: as published and tuned (as fig1_passes); lines: each method's "
+    "fig1_seconds": "; lines: each method's "
                     "held-out ll at each checkpoint, mean over seeds, drawn at the seeds' mean "
                     "training seconds there measured with the machine alone (evaluation "
                     "excluded; log scale): the passes of the quality runs, which shared the "
@@ -71,15 +68,15 @@ CAPTION_NOTES = {
                     "implementation timed. A method whose "
                     "seconds were measured beside other work is refused, not drawn.",
     "fig1c_samples": "; held-out ll against samples drawn per word (SAME: m × passes; CGS: "
-                     "iterations; log scale) for SAME at the main m, SAME at m = 1 and CGS, "
+                     "iterations; log scale) for SAME at each m of the setting and CGS, "
                      f"one seed, so no band; {_PER_ESTIMATOR}.",
     "fig2a_m": f"; SAME's held-out ll after each pass for each number of samples m; {BAND}; "
-               f"{_PER_ESTIMATOR}; {_CONFIGURATIONS}. The figure's own caption ends with each "
+               f"{_PER_ESTIMATOR}. The figure's own caption ends with each "
                "m's final gap to m = 100. Seconds per pass of the same runs: table2.",
     "fig2b_anneal": f"; SAME's held-out ll after each pass under each annealing schedule of m "
                     f"(the same mean m; constant is the main run); {BAND}; a ring marks a "
-                    f"schedule that falls on its last pass; {_PER_ESTIMATOR}; "
-                    f"{_CONFIGURATIONS}. The figure's own caption ends with each schedule's "
+                    f"schedule that falls on its last pass; {_PER_ESTIMATOR}. The figure's "
+                    f"own caption ends with each schedule's "
                     f"final gap to constant m.",
     "prior_scale": "; SAME's held-out ll after each pass with the counts scaled against the "
                    "priors α, β as BIDMach does and as the paper writes (the legend gives θ "

@@ -81,6 +81,12 @@ def _when(info) -> str:
 _ORDINAL = {2: "second", 3: "third"}
 
 
+def _not_run(claim, dataset, what: str) -> Verdict:
+    """The verdict of a claim whose runs the profile switches off (``what``: which, and the
+    config key that does)."""
+    return _v(claim, dataset, Outcome.NOT_RUN, f"ours: not run in this profile: {what}")
+
+
 def _name(label: str) -> str:
     return METHOD_NAMES.get(label, label)
 
@@ -376,6 +382,11 @@ def claim_c6(df, info, dataset=None) -> Verdict:
     or None: :func:`_c6_from_gpu`), the CPU sweep's numbers said beside."""
     rule = RULES["C6"]
     low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
+    if not info["m_runs"]:
+        off = "the m sweep is switched off (same.m_values: null)"
+        if info.get("gpu") is None:
+            return _not_run("C6", dataset, off)
+        return _c6_from_gpu(info["gpu"], dataset, off)
     backend = df[df["label"] == "same"]["backend"].iloc[0]
     problems = [seconds_problem(df, lab) for lab in info["m_runs"].values()
                 if (df["label"] == lab).any()]
@@ -449,6 +460,8 @@ def claim_c7(df, info, dataset=None) -> Verdict:
     loss beyond m = 100 counts against the claim as a significant gain does."""
     rule, a, at = RULES["C7"], _alpha(info), _at(info)
     knee = rule["knee_m"]
+    if not info["m_runs"]:
+        return _not_run("C7", dataset, "the m sweep is switched off (same.m_values: null)")
     fin = variant_lls(df, info["m_runs"], at=at)
     ms = sorted(fin)
     upto = [m for m in ms if m <= knee]
@@ -480,6 +493,8 @@ def claim_c8(df, info, dataset=None) -> Verdict:
     significant loss is reported, not counted against the claim), and inverse-linear the
     highest mean ll after the first pass, significantly above constant's; Welch tests."""
     a, at = _alpha(info), _at(info)
+    if not info["schedule_runs"]:
+        return _not_run("C8", dataset, "the schedules are switched off (same.schedules: null)")
     final = variant_lls(df, info["schedule_runs"], at=at)
     early = variant_lls(df, info["schedule_runs"], at="first")
     if "constant" not in final or len(final) < 2:
@@ -532,9 +547,8 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
               f"the datasets' K differ ({', '.join(map(str, sorted(ks)))}), so their seconds "
               "per token are not one cost; ")
     if scaling is None:
-        return _v("C9", None, Outcome.NOT_TESTABLE,
-                  "ours: one dataset in this run; run with several (e.g. --config "
-                  "datasets=[kos,nips]) or see benchmarks/ for scaling on synthetic corpora")
+        return _not_run("C9", None, "one dataset, and C9's scaling benchmark is switched off "
+                        "(scaling: null); run it, or several datasets of one K")
     sc = json.loads(Path(scaling).read_text())
     fit, st = sc["fit"], sc["settings"]
     if fit["per_token_spread"] <= rule["max_spread_sizes"] and fit["r2"] >= rule["min_r2"]:
@@ -544,7 +558,7 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
     else:
         outcome = Outcome.NOT_REPRODUCED
     return _v("C9", None, outcome,
-              f"ours: {across}synthetic corpora of KOS's make-up (" + ", ".join(
+              f"ours: {across}synthetic corpora of {st.get('base', 'kos')}'s make-up (" + ", ".join(
                   f"{r['factor']:g}×: {r['n_tokens']:,} tokens, {r['seconds_per_pass']:.3f} s/pass"
                   for r in sc["sizes"]) + f"); linear fit R² = {fit['r2']:.3f}, seconds per token "
               f"vary {fit['per_token_spread']:.2f}× across sizes ({st['sampler']} sampler, "

@@ -119,7 +119,7 @@ def robust(f, df, info: dict, name: str, variants: dict | None = None) -> Verdic
     p-values between the levels."""
     v = f(df, info, name)
     undefined = [k for k, p in (v.numbers.get("p") or {}).items() if p != p]
-    if undefined and v.outcome is not Outcome.NOT_TESTABLE:  # one seed a side: no test
+    if undefined and v.outcome not in (Outcome.NOT_TESTABLE, Outcome.NOT_RUN):  # one seed a side
         n = df.groupby("label")["seed"].nunique().min() if not df.empty else 0
         return replace(v, outcome=Outcome.NOT_TESTABLE,
                        ours=(f"not judged: {n} seed(s) per run, and its Welch test needs at "

@@ -17,7 +17,7 @@ __all__ = ["fig_verdict_overview", "verdict_column", "verdict_grid", "OUTCOME_CO
 
 #: Cell colour of each outcome in the verdict overview (same.report.verdicts.Outcome values).
 OUTCOME_COLORS = {"reproduced": "#1a9641", "partly": "#fdae61", "not reproduced": "#d7191c",
-                  "not testable here": "#bababa"}
+                  "not testable here": "#bababa", "not run in this profile": "#ffffff"}
 #: Verdict attributes that, when a verdict carries them, split its column (after the dataset).
 COLUMN_AXES = ("metric", "configuration")
 

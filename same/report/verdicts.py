@@ -67,6 +67,7 @@ class Outcome(Enum):
     PARTLY = "partly"
     NOT_REPRODUCED = "not reproduced"
     NOT_TESTABLE = "not testable here"
+    NOT_RUN = "not run in this profile"  # the claim's runs are switched off in the config
 
 
 def grade(parts) -> Outcome:

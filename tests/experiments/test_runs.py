@@ -127,14 +127,53 @@ def test_the_labels_figures_read_are_the_planned_runs(deltas):
 
 
 def test_labels_of_a_silent_config_follow_the_estimators_defaults():
-    """sampler and prior_scale absent: the main run has SameLDA's (nonzero, bidmach), so the
-    m sweep's nonzero m = n_samples run is the main run, and the prior-scale variant is paper."""
+    """sampler and prior_scale absent: the main run has SameLDA's (nonzero, bidmach), and the
+    prior-scale variant is paper; the m sweep's nonzero m = n_copies run, the main run's
+    settings exactly, is still a run of its own (the sweep's runs hold the machine alone;
+    the main run never does)."""
     cfg = load_config()
     cfg["same"] = {k: v for k, v in cfg["same"].items() if k not in ("sampler", "prior_scale")}
     assert SameLDA().sampler == cfg["same"]["m_sampler"] == "nonzero"
-    assert m_label(cfg, cfg["same"]["n_copies"]) == "same"
+    assert m_label(cfg, cfg["same"]["n_copies"]) == "same_m100"
     assert prior_scale_labels(cfg) == {"bidmach": "same", "paper": "same_scale_paper"}
-    assert "same_scale_paper" in plan_runs(cfg) and "same_m100" not in plan_runs(cfg)
+    runs = plan_runs(cfg)
+    assert "same_scale_paper" in runs
+    assert (SameLDA(**runs["same_m100"]["params"]).get_params()
+            == SameLDA(**runs["same"]["params"]).get_params())
+
+
+#: The studies a profile switches off, each by its config key (issue 52).
+STUDIES_OFF = {"m sweep": {"m_values": None}, "schedules": {"schedules": None},
+               "prior-scale variant": {"prior_scale_variant": False},
+               "fig1c's m=1 run": {"m1_passes": None}}
+
+
+@pytest.mark.parametrize("deltas", [(), ("ci.yaml",)])
+@pytest.mark.parametrize("study", list(STUDIES_OFF))
+def test_a_study_switched_off_plans_none_of_its_runs_and_changes_no_other(deltas, study):
+    """Switching a study off removes its runs only: every other run keeps its entry (budget,
+    params, seeds) and how it is timed (the runs reserving the machine alone are the m
+    sweep's, never a run of another study)."""
+    on = load_config(*deltas)
+    off = {**on, "same": {**on["same"], **STUDIES_OFF[study]}}
+    runs_on, runs_off = plan_runs(on), plan_runs(off)
+    gone = set(runs_on) - set(runs_off)
+    assert gone and not set(runs_off) - set(runs_on)
+    assert {lab: runs_on[lab] for lab in runs_off} == runs_off
+    timed_on, timed_off = set(m_sweep_labels(on).values()), set(m_sweep_labels(off).values())
+    assert timed_off <= timed_on and timed_on - timed_off <= gone
+    assert not timed_on & (set(MAIN_LABELS) | set(schedule_labels(on).values()))
+
+
+def test_every_study_off_leaves_the_main_comparison():
+    cfg = load_config("ci.yaml")
+    cfg["same"].update({k: v for d in STUDIES_OFF.values() for k, v in d.items()})
+    for key in ("tuning", "sensitivity", "crossover_study"):
+        cfg[key] = None
+    cfg["other_order"] = False
+    cfg["cgs"]["fig1c_iterations"] = cfg["cgs"]["iterations"]  # no separate long CGS run
+    assert set(plan_runs(cfg)) == set(MAIN_LABELS)
+    assert fig1c_labels(cfg) == {"same": "same", "cgs": "cgs"}
 
 
 def test_run_dir_is_the_fit_rules_folder():

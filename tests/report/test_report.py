@@ -131,9 +131,11 @@ def test_c8_multi_seed():
     assert c8(same_start, INFO, "toy").outcome is PARTLY
 
 
-def test_c9_needs_two_datasets(tmp_path):
+def test_c9_with_one_dataset_and_no_scaling_benchmark_is_not_run(tmp_path):
     verdicts = report.claims({"toy": {"df": frame(-7.55, -7.60), **INFO}}, tmp_path / "c.md", "s")
-    assert outcome(verdicts, "C9") is NOT_TESTABLE
+    assert outcome(verdicts, "C9") is Outcome.NOT_RUN
+    assert "not run in this profile: one dataset, and C9's scaling benchmark is switched off " \
+           "(scaling: null)" in (tmp_path / "c.md").read_text()
 
 
 def test_table2_ratios(tmp_path):
@@ -431,3 +433,43 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
     same_k = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(64, 3.0)}},
                              scaling)
     assert "spread" in same_k.numbers and same_k.outcome is Outcome.NOT_REPRODUCED
+
+
+def test_scaling_copies_the_make_up_of_a_split_of_ones_own(tmp_path, capsys):
+    """C9's base may be a corpus of the profile's own (issue 52): the synthetic sizes copy its
+    split's training documents (documents, nonzeros, tokens × factor, its vocabulary), and
+    the claim names it; a split that is no split is one line naming the file, exit 2."""
+    import json
+
+    import scipy.sparse as sp
+
+    from same.data.split import make_split
+    from same.experiments.size_cost import main, split_shape
+
+    rng = np.random.default_rng(0)
+    counts = sp.csr_matrix(rng.poisson(0.3, size=(200, 50)))
+    counts = counts[np.asarray(counts.sum(axis=1)).ravel() > 1]
+    split = make_split(counts, 0.1, seed=0)
+    path = tmp_path / "mine" / "split.npz"
+    path.parent.mkdir()
+    split.save(path)
+    d, w, nnz, tokens = split_shape(path)
+    assert (d, w, nnz, tokens) == (split.train.shape[0], 50, split.train.nnz,
+                                   int(split.train.sum()))
+    out = tmp_path / "scaling.json"
+    assert main(["--split", str(path), "--factors", "1", "2", "--n-components", "4",
+                 "--n-copies", "2", "--passes", "4", "--sampler", "summed",
+                 "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["settings"]["base"] == "mine"
+    assert [r["n_docs"] for r in result["sizes"]] == [d, 2 * d]
+    one = {"toy": {"df": frame(-7.55, -7.60)}}
+    assert "synthetic corpora of mine's make-up" in report.claim_c9(one, out).ours[0]
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a split")
+    capsys.readouterr()  # the measured run's progress lines
+    assert main(["--split", str(bad), "--factors", "1", "2", "--out",
+                 str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"python -m same.experiments.size_cost: --split: {bad}")
+    assert not (tmp_path / "x.json").exists()

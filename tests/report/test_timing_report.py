@@ -132,7 +132,7 @@ def test_fig_ll_vs_seconds_rows_per_configuration_and_columns_per_metric(tmp_pat
 
 def test_fig1_seconds_caption_says_what_is_plotted():
     cap = figure_caption("fig1_seconds", "S")
-    assert cap.startswith("S; rows: as published and tuned")
+    assert cap.startswith("S; lines: each method's held-out ll")
     for words in ("mean over seeds", "band: min–max over seeds", "evaluation excluded",
                   "C2, C4 and C5", "measured with the machine alone", "timing.json",
                   "per Gibbs iteration", "implementation", "refused, not drawn"):

@@ -8,8 +8,9 @@ from pathlib import Path
 from same.experiments.provenance import code_fingerprint
 from same.report.figures import figure_caption
 from same.report.gpu import GPU_DIR, measurement_files
+from same.data.corpus import REGISTRY
 from same.data.protocol import PAPER_MINIBATCHES
-from same.experiments.runs import (MAIN_LABELS, fig1c_labels, m_sweep_labels, order_labels,
+from same.experiments.runs import (M1_LABEL, MAIN_LABELS, fig1c_labels, m_sweep_labels, order_labels,
                        order_twins, prior_scale_labels, run_dir, schedule_labels,
                        sensitivity_runs, spec_for, study_runs)
 from same.model.sampler import SameLDA
@@ -84,7 +85,8 @@ def fig1c_legend():
     """Label → legend name of fig1c's runs (same.experiments.runs.fig1c_labels; SAME's tuned twin last)."""
     runs = fig1c_labels(config)
     m = f"SAME m={config['same']['n_copies']:g}"
-    legend = {runs["same"]: m, runs["m1"]: "SAME m=1", runs["cgs"]: "CGS (tomotopy)"}
+    legend = {runs["same"]: m, **({runs["m1"]: "SAME m=1"} if "m1" in runs else {}),
+              runs["cgs"]: "CGS (tomotopy)"}
     twin = tuned_twins(config).get(runs["same"])
     return legend | ({twin: f"{m}, tuned"} if twin else {})
 
@@ -222,11 +224,10 @@ def all_outputs():
     for d in config["datasets"]:
         if d in SYNTHETIC:
             out += expand(f"results/{d}/topic_recovery.{{ext}}", ext=["csv", "md", "html"])
-        for fig in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
-                    "prior_scale"):
+        for fig in ("fig1_passes", "fig1_seconds", "fig1c_samples", *STUDY_FIGURES):
             out += expand(f"figures/{d}/{fig}.{{ext}}", ext=FIGURE_FORMATS)
-        out += expand(f"results/{d}/{{table}}.{{ext}}",
-                      table=["table1", "table2", "time_to_quality"], ext=["csv", "md", "html"])
+        out += expand(f"results/{d}/{{table}}.{{ext}}", table=["table1", "time_to_quality",
+                      *(["table2"] if m_sweep_labels(config) else [])], ext=["csv", "md", "html"])
         if tuning_labels():
             out += expand(f"results/{d}/tuning.{{ext}}", ext=["csv", "md", "json", "html"])
         if sensitivity_runs(config):
@@ -237,8 +238,28 @@ def all_outputs():
             out += expand(f"results/{d}/crossover_study.{{ext}}", ext=["csv", "md", "html"])
     out += [f"{REPORT_DIR}/claims.md", f"{REPORT_DIR}/claims.html"]
     out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
-    out.append(f"{REPORT_DIR}/scaling/same_cpu.json")
+    out += scaling_result()
     return out
+
+
+# the studies a profile may switch off (config: same.m_values, same.schedules,
+# same.prior_scale_variant: null / false): their figures are made only where they run
+STUDY_FIGURES = [fig for fig, on in (("fig2a_m", m_sweep_labels(config)),
+                                     ("fig2b_anneal", schedule_labels(config)),
+                                     ("prior_scale", prior_scale_labels(config))) if on]
+# C9's benchmark result (rule scaling; a report-only run reads the committed one), where the
+# profile runs it (config scaling: null: not)
+SCALING_FILE = f"{REPORT_DIR}/scaling/same_cpu.json"
+# the corpus whose make-up C9's synthetic corpora copy (config scaling.base, default the first
+# dataset): a UCI corpus of the profile (or named there) by its registered shape, any other
+# dataset by its split's training documents
+SCALING_BASE = (config.get("scaling") or {}).get("base", config["datasets"][0])
+REGISTERED = frozenset(REGISTRY) - set(SYNTHETIC) - set(CORPORA)
+
+
+def scaling_result():
+    """[C9's scaling result] where the profile runs the benchmark, else []."""
+    return [SCALING_FILE] if config.get("scaling") else []
 
 
 def fit_inputs(wildcards):
@@ -291,22 +312,23 @@ def minibatch_text(batch_size):
     return f"{batch_size:g} of the documents"
 
 
-def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
+def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=(), rows=(),
+            studies=False):
     """Caption of every figure and table: the dataset(s) (a name or a list) and the settings
     of the runs it reads (``study``: the crossover study's grid; ``m_sweep``: the m sweep's m
-    values and sampler; ``seeds``: the seeds it reads, if not every seed; ``also_m``: m of
-    SAME runs it reads beside the main m, e.g. fig1c's m = 1)."""
+    values, sampler and passes; ``seeds``: the seeds it reads, if not every seed; ``also_m``:
+    m of SAME runs it reads beside the main m, e.g. fig1c's m = 1; ``rows``: the labels whose
+    configurations the figure draws as rows, said as published and tuned only where one of
+    them has a tuned twin; ``studies``: which studies the profile ran, claims.md's line)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     sampler = p["sampler"]
     ms = [p["n_copies"], *also_m]
-    sweep_passes = ""
+    passes = f", {RUNS['same']['budget']} passes" + "".join(
+        f", m={m:g} {RUNS[M1_LABEL]['budget']} passes" for m in also_m if m == 1)
     if m_sweep:
         ms = list(m_sweep_labels(config))
         sampler = config["same"].get("m_sampler", sampler)
-        passes = config["same"].get("m_sweep_passes", config["same"]["passes"])
-        if passes != config["same"]["passes"]:
-            sweep_passes = (f", {passes} passes per run (the main runs' "
-                            f"{config['same']['passes']}, shortened to fit 30 minutes)")
+        passes = m_sweep_passes_text()
     if study:
         st = config["crossover_study"]
         ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
@@ -320,17 +342,69 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=()):
         seeds = SEEDS if seeds is None else seeds
         who = f"seeds {seeds}" if len(seeds) > 1 else f"seed {seeds[0]}"
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
-            f"SAME {m_text(ms)} ({sampler} sampler{sweep_passes}, "
+            f"SAME {m_text(ms)} ({sampler} sampler{passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
             f"minibatch {minibatch_text(p['batch_size'])}, "
             f"θ {'carried across passes' if p['keep_doc_topic'] else 'reset to 1 every pass'}"
             f"{', reshuffled once more by SAME (seeded)' if p['shuffle'] else ''}; documents "
             f"streamed in their stored order by SAME and VB online: {order_text(names)}), "
-            f"{who}, {config['threads']} thread(s)/job, "
+            + ("" if study or m_sweep else
+               f"VB {RUNS['vb_online']['budget']} passes, CGS {RUNS['cgs']['budget']} "
+               "iterations, ")
+            + f"{who}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion unless a panel "
             "or column names the paper's metric"
+            + (f"; {rows_text(rows)}" if rows else "")
+            + (f"; {studies_text()}" if studies else "")
             + (f"; {TUNING['note']}" if TUNING.get("note") and not study else "")
             + (f"; {config['caption_note']}" if config.get("caption_note") else ""))
+
+
+def m_sweep_passes_text():
+    """The m sweep's passes in a caption, from the planned runs' budgets, beside the main
+    runs' where they differ (fewer: with the profile's own same.m_sweep_note saying why)."""
+    sweep = {RUNS[lab]["budget"] for lab in m_sweep_labels(config).values()}
+    main = RUNS["same"]["budget"]
+    text = f", {' / '.join(map(str, sorted(sweep)))} passes per run"
+    if sweep == {main}:
+        return text
+    note = config["same"].get("m_sweep_note") if max(sweep) < main else None
+    return text + f" (the main runs' {main}" + (f": {note}" if note else "") + ")"
+
+
+def rows_text(labels):
+    """What a figure's rows are: as published and tuned where one of ``labels`` has a tuned
+    twin in this profile (same.experiments.plan.tuned_twins), else as published only."""
+    published = "as published (the paper's / each library's defaults)"
+    if any(lab in tuned_twins(config) for lab in labels):
+        return (f"rows: {published} and tuned (step sizes chosen on validation documents, "
+                "tuning.md; runs without a tuning grid serve both)")
+    why = ("no tuning in this profile" if not TUNING else
+           "no tuned twins of these runs in this profile")
+    return f"rows: {published} only ({why})"
+
+
+def studies_text():
+    """Which of the switchable studies the profile ran (claims.md's settings line): the m
+    sweep, the schedules, the prior-scale variant, fig1c's m=1 run and C9's benchmark, with
+    the config key that switches each off."""
+    s = config["same"]
+    factors = ", ".join(f"{f:g}" for f in (config.get("scaling") or {}).get("factors", ()))
+    studies = [  # (what ran, whether it is planned, what switched it off)
+        (f"m sweep {m_text(m_sweep_labels(config))}", m_sweep_labels(config),
+         "m sweep (same.m_values: null)"),
+        (f"schedules {', '.join(schedule_labels(config))}", schedule_labels(config),
+         "schedules (same.schedules: null)"),
+        ("prior-scale variant", prior_scale_labels(config),
+         "prior-scale variant (same.prior_scale_variant: false)"),
+        (f"fig1c's SAME m=1 run ({s.get('m1_passes')} passes)", "m1" in fig1c_labels(config),
+         "fig1c's SAME m=1 run (same.m1_passes: null)"),
+        (f"C9's scaling benchmark (factors {factors}, {SCALING_BASE}'s make-up)",
+         config.get("scaling"), "C9's scaling benchmark (scaling: null)")]
+    on = ", ".join(ran for ran, planned, _ in studies if planned)
+    off = ", ".join(why for _, planned, why in studies if not planned)
+    return (f"studies run: {on or 'none beside the main comparison'}"
+            f"{f'; not run in this profile: {off}' if off else ''}")
 
 
 # snakemake --report results/report.html: every figure (PNG, PDF) and table (Markdown, CSV)
@@ -388,9 +462,12 @@ def m_text(ms):
 # its m: what its caption says (setting's arguments); tests/report/test_snakemake_report.py checks
 # each caption's seeds and m against the runs the rule reads.
 FIGURE_RUNS = {
-    "fig1c_samples": {"seeds": SEED0, "also_m": [1]},
+    "fig1_passes": {"rows": MAIN_LABELS},
+    "fig1_seconds": {"rows": MAIN_LABELS},
+    "fig1c_samples": {"seeds": SEED0, "also_m": [1] if "m1" in fig1c_labels(config) else []},
     "prior_scale": {"seeds": SEED0},
-    "fig2a_m": {"m_sweep": True},
+    "fig2a_m": {"m_sweep": True, "rows": list(m_sweep_labels(config).values())},
+    "fig2b_anneal": {"rows": list(schedule_labels(config).values())},
     "table2": {"m_sweep": True},
     "crossover_study": {"study": True},
     "sensitivity": {"seeds": SEED0},

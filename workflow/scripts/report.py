@@ -61,7 +61,9 @@ elif rule == "claims":
                      "recovery": dict(smk.params.recovery).get(name),
                      "tuning": dict(smk.params.tuning).get(name),
                      "timing": dict(smk.params.timing).get(name)}
-    verdicts = report.claims(per, smk.output.md, caption, scaling=smk.input.scaling,
+    scaling = smk.input.scaling  # [] where the profile runs no scaling benchmark
+    scaling = [scaling] if isinstance(scaling, str) else list(scaling)
+    verdicts = report.claims(per, smk.output.md, caption, scaling=(scaling or [None])[0],
                              gpu=list(smk.input.gpu))
     from same.report.overview import fig_verdict_overview
 

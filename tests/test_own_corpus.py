@@ -1,0 +1,122 @@
+"""Issue 52: a corpus of one's own through the workflow without reading the code: the README's
+small profile (every optional study switched off) run as written by real Snakemake, on a
+folder of generated posts, with no UCI data reachable."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from same.experiments.runs import MAIN_LABELS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def readme_profile() -> str:
+    """The README's "Your own corpus" profile: its YAML block that starts with ``# my.yaml``."""
+    text = (REPO / "README.md").read_text()
+    m = re.search(r"```yaml\n(# my\.yaml[^\n]*\n.*?)```", text, re.S)
+    assert m, "the README's 'Your own corpus' section has no '# my.yaml' profile"
+    return m.group(1)
+
+
+def write_posts(root: Path, n_per_category: int = 30, seed: int = 0) -> None:
+    """A load_files folder: 3 categories of posts, each drawing most words from its own
+    vocabulary, some with HTML markup (``<br />``, an entity, a comment) around the words."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = sorted({"".join(rng.choice(letters, 5)) for _ in range(400)})[:240]
+    for c, name in enumerate(("alpha", "beta", "gamma")):
+        folder = root / name
+        folder.mkdir(parents=True)
+        own = vocab[c * 80:(c + 1) * 80]
+        for i in range(n_per_category):
+            words = [own[j] if rng.random() < 0.8 else vocab[j] for j in
+                     rng.integers(0, 80, size=50)]
+            text = " ".join(words)
+            if i % 3 == 0:
+                text = text.replace(" ", " <br /> ", 5) + " &amp; <!-- hidden words -->"
+            (folder / f"{i:03d}.txt").write_text(text)
+
+
+def test_readme_profile_switches_every_optional_study_off():
+    import yaml
+
+    cfg = yaml.safe_load(readme_profile())
+    assert cfg["same"]["m_values"] is None and cfg["same"]["schedules"] is None
+    assert cfg["same"]["prior_scale_variant"] is False and cfg["same"]["m1_passes"] is None
+    assert all(cfg[k] is None for k in ("scaling", "tuning", "sensitivity", "crossover_study"))
+    assert cfg["other_order"] is False
+
+
+@pytest.mark.slow
+def test_the_readme_profile_runs_the_main_comparison_alone_without_uci_data(tmp_path):
+    """The README's profile as written (two seeds instead of five, to save CI time, which also
+    shows the seeds note): exit 0 with no UCI mirror or cache reachable; the main comparison's
+    fits only; no figure or table of a switched-off study; claims.md says which claims were
+    not run in this profile and why; captions give the profile's own passes."""
+    work = tmp_path / "run"
+    write_posts(work / "data/posts")
+    (work / "my.yaml").write_text(readme_profile())
+    env = {k: v for k, v in os.environ.items() if k not in ("SAME_DATA_DIR", "SAME_CACHE_DIR")}
+    env["PYTHONPATH"] = str(REPO)
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--nolock", "--cores", "2", "--snakefile",
+         str(REPO / "Snakefile"), "--directory", str(work), "--configfile", str(work / "my.yaml"),
+         "--config", "seeds=[0,1]"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "note: config seeds: 2 per run ([0, 1]), fewer than the 5" in res.stderr
+    labels = {p.name for p in (work / "results/mine").iterdir()
+              if p.is_dir() and any(p.glob("K8/seed*/trace.csv"))}
+    assert labels == set(MAIN_LABELS)
+    figures = {p.stem for p in (work / "figures/mine").glob("*.png")}
+    assert figures == {"fig1_passes", "fig1_seconds", "fig1c_samples"}
+    assert not (work / "results/mine/table2.md").exists()
+    assert not list(work.glob("results/**/scaling/*.json"))
+    claims = (work / "results/mine/claims.md").read_text()
+    for claim, why in (("C6", "the m sweep is switched off (same.m_values: null)"),
+                       ("C7", "the m sweep is switched off (same.m_values: null)"),
+                       ("C8", "the schedules are switched off (same.schedules: null)"),
+                       ("C9", "C9's scaling benchmark is switched off (scaling: null)")):
+        section = claims.split(f"### {claim} ")[1].split("\n### ")[0]
+        assert "not run in this profile" in section and why in section, (claim, section)
+    setting = next(ln for ln in claims.splitlines() if ln.startswith("Setting: "))
+    assert ("not run in this profile: m sweep (same.m_values: null), schedules "
+            "(same.schedules: null), prior-scale variant (same.prior_scale_variant: false), "
+            "fig1c's SAME m=1 run (same.m1_passes: null), C9's scaling benchmark "
+            "(scaling: null)") in setting
+    for table in ("table1", "time_to_quality"):
+        caption = (work / f"results/mine/{table}.md").read_text()
+        assert "SAME m=100 (summed sampler, 5 passes," in caption, caption[:600]
+        assert "VB 5 passes, CGS 100 iterations" in caption
+        assert "seeds [0, 1]" in caption and "10 passes" not in caption
+
+
+@pytest.mark.parametrize("profile, base_args", [
+    ("", "--base kos"),  # a UCI corpus: its registered shape, no file read
+    ("datasets: [mine]\ncorpora: {mine: {source: folder, path: data/posts}}\n",
+     "--split results/mine/split.npz --name mine")])
+def test_c9_benchmark_copies_a_corpus_the_profile_has(tmp_path, profile, base_args):
+    """Rule scaling's synthetic corpora copy the profile's first dataset: a UCI corpus by its
+    registered shape, a corpus of one's own by its split (so it needs no UCI files)."""
+    work = tmp_path / "run"
+    write_posts(work / "data/posts", n_per_category=2)
+    (work / "p.yaml").write_text(profile + "report_dir: results/mine\n" * bool(profile)
+                                 + "scaling: {factors: [0.5, 1]}\n")
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--nolock", "-n", "-p", "--forceall", "--cores", "2",
+         "--snakefile", str(REPO / "Snakefile"), "--directory", str(work),
+         "results/mine/scaling/same_cpu.json" if profile else "results/scaling/same_cpu.json",
+         "--configfile", str(work / "p.yaml")],
+        cwd=work, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    command = next(ln for ln in res.stdout.splitlines() if "same.experiments.size_cost" in ln)
+    assert f"--factors 0.5 1 {base_args} " in command, command
