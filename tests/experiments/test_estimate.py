@@ -92,6 +92,14 @@ def test_wall_time_spreads_shared_jobs_over_the_slots_and_adds_the_exclusive_one
     assert wall_seconds([Job("cgs", "long", 100.0), Job("same", "s", 1.0, count=3)], 8) == 100.0
 
 
+def test_one_core_runs_every_job_one_after_another():
+    plan = _plan(cores=1)
+    result = estimate(plan, _costs(plan))
+    jobs = plan_jobs(plan, _costs(plan))
+    assert result["slots"] == 1
+    assert result["total_minutes"] == pytest.approx(sum(j.seconds * j.count for j in jobs) / 60)
+
+
 def test_estimate_rows_per_method_in_order_with_runs_jobs_and_a_total():
     plan = _plan()
     costs = _costs(plan)

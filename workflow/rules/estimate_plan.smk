@@ -37,7 +37,7 @@ def estimate_other_jobs():
 
 
 def estimate_scaling():
-    """C9's benchmark as rule scaling runs it: its factors, K, SAME's m and sampler, threads."""
+    """C9's benchmark as the scaling job runs it (factors, K, SAME's m and sampler, threads)."""
     main = SameLDA(**RUNS["same"]["params"])
     return {"factors": config["scaling"]["factors"], "n_components": K,
             "n_copies": main.n_copies, "sampler": main.sampler, "threads": config["threads"]}
