@@ -69,11 +69,12 @@ STEP_PARAMS = frozenset({"learning_power", "learning_rate", "learning_decay", "l
 class Costs:
     """What the probe measured on this machine, in seconds.
 
-    start : method → a fit job's start-up (interpreter, imports, split, writing)
+    start : method (and its library, :func:`_family`) → a fit job's start-up (interpreter,
+        imports, numba's cache, the split read, the run folder written)
     unit : cost class key (:func:`cost_key`) → one pass (CGS: one iteration) on every
         training document
     score : (dataset, K, validation fraction or None) → scoring one checkpoint
-    report : one report job (interpreter, imports)
+    report : one report job (:data:`REPORT_JOB`: imports, a trace read, a figure drawn)
     tokens : dataset → training tokens of its split
     draw_per_token : C9's synthetic corpus, seconds per token drawn
     scaling_per_token : C9's SAME, seconds per token of a pass
@@ -109,6 +110,8 @@ def cost_key(dataset: str, spec: dict) -> str:
 
 
 def score_key(dataset: str, spec: dict) -> str:
+    """The scoring a fit shares with others: dataset, K, the documents scored (test, or the
+    validation documents a validation fraction carves), as a JSON key."""
     return json.dumps([dataset, spec["n_components"], spec.get("validation_fraction")])
 
 
@@ -318,17 +321,19 @@ def probe_report(trace: Path) -> float:
 def probe_scaling(scaling: dict, factor: float = 0.05) -> tuple[float, float]:
     """(seconds per token of a pass, seconds per token drawn) of C9's benchmark, run as the
     rule runs it (same.experiments.size_cost.measure with the plan's K, m, sampler and threads)
-    at ``factor`` × its base corpus, 4 passes; numba compiles its kernels for those settings
-    here, once, as the real job would."""
+    at ``factor`` × its base corpus, 4 passes, after a smaller run in which numba compiles its
+    kernels for those settings, once, as the real job would have."""
     from same.data.corpus import REGISTRY
 
     from .size_cost import measure
 
     base = scaling_defaults()[0]
-    t0 = time.perf_counter()
+    args = (base, scaling["n_components"], scaling["n_copies"], 4, scaling["sampler"],
+            scaling["threads"])
     with contextlib.redirect_stderr(io.StringIO()):  # its progress lines
-        result = measure([factor], base, scaling["n_components"], scaling["n_copies"], 4,
-                         scaling["sampler"], scaling["threads"])
+        measure([factor / 10], *args)  # numba compiles the corpus draw and SAME here, untimed
+        t0 = time.perf_counter()
+        result = measure([factor], *args)
     row = result["sizes"][0]
     per_pass = float(min(row["pass_seconds"]))
     other = time.perf_counter() - t0 - sum(row["pass_seconds"]) - row["compile_seconds"]
