@@ -10,10 +10,12 @@ seconds:
   that change a pass's work; not the step sizes, :data:`STEP_PARAMS`), training only, in this
   process: the mean of the first passes, up to :data:`PROBE_SECONDS` of training;
 - **scoring one checkpoint** with the shared evaluator, per (dataset, K, scored documents);
-- **start-up of a fit job**, per library (SAME, gensim, scikit-learn, tomotopy): one real
-  ``python -m same fit`` subprocess at budget 1 (interpreter, imports, numba's cache, the
-  split, one scored checkpoint, the run folder written), less the pass and the scoring it did;
-- **a report job**: a subprocess drawing fig1a/b of that run's trace (:data:`REPORT_JOB`);
+- **start-up of a fit job**, per library (SAME, gensim, scikit-learn, tomotopy): real
+  ``python -m same fit`` subprocesses at budget 1 (interpreter, imports, numba's cache, the
+  split, one scored checkpoint, the run folder written), as many started together as the
+  workflow runs jobs at a time, less the pass and the scoring each did;
+- **a report job**: subprocesses drawing fig1a/b of that run's trace (:data:`REPORT_JOB`),
+  as many together;
 - **C9's benchmark** (same.experiments.size_cost) at a small size: seconds per token of a
   pass and of drawing its corpus.
 
@@ -281,26 +283,35 @@ def probe_score(phi, alpha: float, split, validation_fraction) -> float:
     return min(times)
 
 
-def _subprocess_seconds(argv: list[str]) -> float:
-    """Wall seconds of a Python subprocess (``sys.executable`` + argv); its failure is raised
-    with the last line of its stderr."""
+def _subprocess_seconds(argv: list[str], side_by_side: int = 1) -> float:
+    """Wall seconds of a Python subprocess (``sys.executable`` + argv), the mean of
+    ``side_by_side`` copies started together (as the workflow runs its jobs, ``slots`` at a
+    time; ``{i}`` in an argument is the copy's number); a failure is raised with the last line
+    of its stderr."""
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, *argv], capture_output=True, text=True)
-    if res.returncode != 0:
-        last = (res.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"probe {' '.join(argv[:3])} failed: {last}")
-    return time.perf_counter() - t0
+    procs = [subprocess.Popen([sys.executable, *(a.replace("{i}", str(i)) for a in argv)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for i in range(side_by_side)]
+    walls = []
+    for proc in procs:
+        _, err = proc.communicate()
+        walls.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"probe {' '.join(argv[:3])} failed: {last}")
+    return sum(walls) / len(walls)
 
 
 def probe_start(spec: dict, split_path: str, pass_seconds: float, score_seconds: float,
-                out: Path) -> float:
+                out: Path, side_by_side: int = 1) -> float:
     """Seconds of a fit job's start-up for ``spec``'s method: a real ``python -m same fit`` at
-    budget 1 (final checkpoint only) into the new folder ``out``, less its pass and its
-    scoring."""
+    budget 1 (final checkpoint only) into the new folders ``out``/0, 1, ... (``side_by_side``
+    copies started together), less its pass and its scoring."""
     one = {**spec, "budget": 1, "checkpoints": "final", "validation_fraction": None,
            "train_fraction": 1.0}
     wall = _subprocess_seconds(["-m", "same", "fit", "--spec", json.dumps(one), "--split",
-                                split_path, "--out", str(out), "--no-progress"])
+                                split_path, "--out", str(out / "{i}"), "--no-progress"],
+                               side_by_side)
     return max(0.0, wall - pass_seconds - score_seconds)
 
 
@@ -311,11 +322,11 @@ REPORT_JOB = ("import sys\nfrom same import report\n"
               "report.fig_ll_vs_passes(df, sys.argv[2:], 'probe', 1)\n")
 
 
-def probe_report(trace: Path) -> float:
+def probe_report(trace: Path, side_by_side: int = 1) -> float:
     """Seconds of a report job: :data:`REPORT_JOB` on ``trace`` (interpreter, imports,
-    reading a trace, a figure drawn and written)."""
-    return _subprocess_seconds(["-c", REPORT_JOB, str(trace), str(trace.with_suffix(".png")),
-                                str(trace.with_suffix(".pdf"))])
+    reading a trace, a figure drawn and written), ``side_by_side`` copies started together."""
+    return _subprocess_seconds(["-c", REPORT_JOB, str(trace), str(trace.parent / "{i}.png"),
+                                str(trace.parent / "{i}.pdf")], side_by_side)
 
 
 def probe_scaling(scaling: dict, factor: float = 0.05) -> tuple[float, float]:
@@ -371,7 +382,7 @@ def probe(plan: dict) -> tuple[Costs, dict]:
         run = _probe_starts(plan, costs, Path(tmp))
         if plan.get("reports"):
             _say("timing a report job")
-            costs.report = probe_report(run / "trace.csv")
+            costs.report = probe_report(run / "trace.csv", _slots(plan))
     if plan.get("scaling"):
         _say("timing C9's scaling benchmark at a small size")
         costs.scaling_per_token, costs.draw_per_token = probe_scaling(plan["scaling"])
@@ -397,11 +408,17 @@ def _probe_starts(plan: dict, costs: Costs, tmp: Path) -> Path:
         spec = {**fit["spec"], "validation_fraction": None}
         costs.start[family] = probe_start(
             spec, plan["splits"][fit["dataset"]], costs.unit[cost_key(fit["dataset"], spec)],
-            costs.score.get(score_key(fit["dataset"], spec), 0.0), tmp / f"run{n}")
+            costs.score.get(score_key(fit["dataset"], spec), 0.0), tmp / f"run{n}",
+            _slots(plan))
     for fit in plan["fits"]:
         method = fit["spec"]["method"]
         costs.start[method] = costs.start[_family(method)]
-    return tmp / "run1"
+    return tmp / "run1" / "0"
+
+
+def _slots(plan: dict) -> int:
+    """Jobs the workflow runs at a time: ``--cores`` // threads per job."""
+    return max(1, plan["cores"] // max(1, plan["threads"]))
 
 
 def estimate(plan: dict, costs: Costs | None = None) -> dict:
@@ -414,7 +431,7 @@ def estimate(plan: dict, costs: Costs | None = None) -> dict:
     if costs is None:
         costs, record = probe(plan)
     jobs = plan_jobs(plan, costs)
-    slots = max(1, plan["cores"] // max(1, plan["threads"]))
+    slots = _slots(plan)
     return {"artefact": ARTEFACT, "cores": plan["cores"], **summary(jobs, slots), **record,
             "seeds_note": seeds_note({"seeds": plan["seeds"]}),
             "costs": asdict(costs), "jobs": [asdict(j) for j in jobs]}
