@@ -49,6 +49,12 @@ if BACKEND_PROBLEM:
 SEEDS_NOTE = seeds_note(config) if workflow.is_main_process else None
 if SEEDS_NOTE:
     print(f"note: {SEEDS_NOTE}", file=sys.stderr)
+# the cost before any fit, until this profile has one (workflow/rules/estimate.smk)
+if workflow.is_main_process and not Path(config.get("report_dir") or "results",
+                                         "estimate.json").exists():
+    print("note: `snakemake --cores all estimate` (with this run's --configfile and --config) "
+          "prints the expected minutes per method on this machine before any fit",
+          file=sys.stderr)
 
 
 onstart:
@@ -77,6 +83,10 @@ if not REPORT_ONLY:
 
 include: "workflow/rules/tuning.smk"
 include: "workflow/rules/report.smk"
+if not REPORT_ONLY:
+
+    include: "workflow/rules/estimate_plan.smk"
+    include: "workflow/rules/estimate.smk"
 
 
 rule all:

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -238,8 +239,13 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     work.mkdir()
     args = ("--cores", "2", "--configfile", str(repo / "config/ci.yaml"), "--directory",
             str(work), "--snakefile", str(repo / "Snakefile"))
+    expected = _estimate_before_any_fit(args, env, work)
+    t0 = time.perf_counter()
     res = smk(*args, env=env)
+    wall = time.perf_counter() - t0
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    # the estimate, made before any fit, within 2x of the run's wall time (issue 52)
+    assert wall / 2 <= expected <= 2 * wall, f"estimated {expected:.0f} s, ran {wall:.0f} s"
     for name in ("fig1_passes", "fig1_seconds", "fig1c_samples", "fig2a_m", "fig2b_anneal",
                  "prior_scale", "sensitivity", "crossover_study"):
         for ext in ("png", "pdf"):
@@ -278,6 +284,19 @@ def test_tiny_end_to_end_and_resume(tmp_path, uci_dir):
     lines = [ln.strip() for ln in res.stdout.splitlines()]
     fit_line = [ln for ln in lines if ln.startswith("fit ")]
     assert fit_line and fit_line[0].split()[1] == "1", res.stdout
+
+
+def _estimate_before_any_fit(args, env, work) -> float:
+    """``snakemake estimate``: a dry run names it; it splits and probes, runs no fit, prints
+    the table; returns its expected wall seconds of the whole run."""
+    from same.experiments.estimate import TITLE
+
+    assert "snakemake --cores all estimate" in smk(*args, "-n", env=env).stderr
+    res = smk(*args, "estimate", env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert TITLE in res.stderr and "estimate: probing" in res.stderr
+    assert not list(work.glob("results/kos/*/K*/seed*"))  # before any fit
+    return json.loads((work / "results/estimate.json").read_text())["total_minutes"] * 60
 
 
 def _docstring_edit_reruns_nothing_code_edit_reruns_the_fits(repo, work, args, env):

@@ -1,0 +1,498 @@
+"""Expected wall time of a workflow profile on this machine, before any fit (``snakemake estimate``).
+
+The workflow's rule ``estimate`` (``workflow/rules/estimate.smk``) hands :func:`estimate` the
+profile's plan: every fit job group of the table of runs (its run spec, how many seeds, whether
+it holds every core), the timing rule's entries, C9's scaling settings and how many jobs each
+report rule runs.  A short probe on the profile's own split(s) measures, on this machine, in
+seconds:
+
+- **a pass** (CGS: an iteration) of every cost class (dataset, method, K and the parameters
+  that change a pass's work; not the step sizes, :data:`STEP_PARAMS`), training only, in this
+  process: the mean of the first passes, up to :data:`PROBE_SECONDS` of training;
+- **scoring one checkpoint** with the shared evaluator, per (dataset, K, scored documents);
+- **start-up of a fit job**, per library (SAME, gensim, scikit-learn, tomotopy): real
+  ``python -m same fit`` subprocesses at budget 1 (interpreter, imports, numba's cache, the
+  split, one scored checkpoint, the run folder written), as many started together as the
+  workflow runs jobs at a time, less the pass and the scoring each did;
+- **a report job**: subprocesses drawing fig1a/b of that run's trace (:data:`REPORT_JOB`),
+  as many together;
+- **C9's benchmark** (same.experiments.size_cost) at a small size: seconds per token of a
+  pass and of drawing its corpus.
+
+A fit job then costs start-up + budget × a pass × its share of the training tokens (training
+fraction, validation documents carved off) + checkpoints scored × scoring one; the timing rule
+its entries' training up to its cap, every round; C9's benchmark its passes and draws of
+Σ factors × its base's tokens.  Wall time (:func:`wall_seconds`): jobs that hold every core one
+after another; the others in ``cores // threads`` slots.  Numba compiles in the probe where its
+cache lacks a kernel, once, as the run's first jobs would have: that is not counted.  The split
+(the rule's input) is done before the probe and not counted either.
+
+    python -m same.experiments.estimate --plan "$(cat plan.json)" --out results/estimate.json \
+        --table results/estimate.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+__all__ = ["ARTEFACT", "GROUPS", "Costs", "Job", "plan_jobs", "wall_seconds", "summary",
+           "table_text", "probe", "estimate", "main"]
+
+#: ``estimate.json["artefact"]`` (what an earlier file at ``--out`` must say to be replaced).
+ARTEFACT = "same-lda cost estimate"
+#: The printed table's first line (an earlier ``--table`` is ours when it starts with it).
+TITLE = "expected minutes of this profile on this machine, before any fit (same-lda estimate)"
+#: Training seconds after which a pass probe stops (once it has 2 passes or iterations).
+PROBE_SECONDS = 0.5
+#: The most passes (CGS: iterations) a probe trains.
+PROBE_UNITS = {"cgs": 100}
+PROBE_PASSES = 3
+#: Row of the table each method's fits fall in, in the table's order; then the other jobs.
+GROUPS = {"same": "SAME", "vb_online": "VB online (gensim)", "vb_batch": "VB batch (gensim)",
+          "sklearn_online": "VB online (scikit-learn)",
+          "sklearn_batch": "VB batch (scikit-learn)", "cgs": "CGS (tomotopy)",
+          "timing": "timing (alone)", "scaling": "C9 scaling (alone)", "reports": "reports"}
+#: Parameters that move where a method goes, not the work of a pass: runs differing only in
+#: them share one probe.
+STEP_PARAMS = frozenset({"learning_power", "learning_rate", "learning_decay", "learning_offset",
+                         "decay", "offset", "prior_scale", "keep_doc_topic"})
+
+
+@dataclass
+class Costs:
+    """What the probe measured on this machine, in seconds.
+
+    start : method (and its library, :func:`_family`) → a fit job's start-up (interpreter,
+        imports, numba's cache, the split read, the run folder written)
+    unit : cost class key (:func:`cost_key`) → one pass (CGS: one iteration) on every
+        training document
+    score : (dataset, K, validation fraction or None) → scoring one checkpoint
+    report : one report job (:data:`REPORT_JOB`: imports, a trace read, a figure drawn)
+    tokens : dataset → training tokens of its split
+    draw_per_token : C9's synthetic corpus, seconds per token drawn
+    scaling_per_token : C9's SAME, seconds per token of a pass
+    """
+
+    start: dict = field(default_factory=dict)
+    unit: dict = field(default_factory=dict)
+    score: dict = field(default_factory=dict)
+    report: float = 0.0
+    tokens: dict = field(default_factory=dict)
+    draw_per_token: float = 0.0
+    scaling_per_token: float = 0.0
+
+
+@dataclass
+class Job:
+    """One job (or ``count`` alike) of the plan: its table row, seconds each, whether it holds
+    every core (then nothing runs beside it)."""
+
+    group: str
+    label: str
+    seconds: float
+    count: int = 1
+    exclusive: bool = False
+
+
+def cost_key(dataset: str, spec: dict) -> str:
+    """The probe a fit shares with others: dataset, method, K, backend, and its params but
+    :data:`STEP_PARAMS` (as text: a JSON key)."""
+    params = {k: v for k, v in spec["params"].items() if k not in STEP_PARAMS}
+    return json.dumps([dataset, spec["method"], spec["n_components"], spec.get("backend"),
+                       params], sort_keys=True)
+
+
+def score_key(dataset: str, spec: dict) -> str:
+    """The scoring a fit shares with others: dataset, K, the documents scored (test, or the
+    validation documents a validation fraction carves), as a JSON key."""
+    return json.dumps([dataset, spec["n_components"], spec.get("validation_fraction")])
+
+
+def _token_share(spec: dict) -> float:
+    """Share of the split's training tokens a run trains on (training fraction, less the
+    validation documents)."""
+    return float(spec.get("train_fraction") or 1.0) * (1.0 - (spec.get("validation_fraction")
+                                                             or 0.0))
+
+
+def fit_seconds(fit: dict, costs: Costs) -> float:
+    """Seconds of one fit job of plan entry ``fit`` (dataset, spec): start-up + budget × a
+    pass × its token share + checkpoints scored × scoring one."""
+    from .methods import eval_points
+
+    spec = fit["spec"]
+    n_points = 1 if spec.get("checkpoints") == "final" else len(eval_points(spec["budget"]))
+    return (costs.start[spec["method"]]
+            + spec["budget"] * costs.unit[cost_key(fit["dataset"], spec)] * _token_share(spec)
+            + n_points * costs.score[score_key(fit["dataset"], spec)])
+
+
+def timing_seconds(dataset: str, timing: dict, costs: Costs) -> float:
+    """Seconds of the timing rule on ``dataset``: start-up (the slowest method's), then every
+    round each entry's training up to its whole budget or ``cap_seconds`` (at least 2 passes;
+    same.experiments.timing)."""
+    total = max(costs.start[spec["method"]] for spec in timing["entries"].values())
+    for spec in timing["entries"].values():
+        unit = costs.unit[cost_key(dataset, spec)]
+        full = spec["budget"] * unit
+        total += timing["repeats"] * min(full, max(timing["cap_seconds"], 2 * unit))
+    return total
+
+
+def scaling_defaults() -> tuple[str, int]:
+    """(base corpus, passes) of C9's benchmark as the rule runs it: same.experiments.size_cost's
+    defaults."""
+    import inspect
+
+    from .size_cost import measure
+
+    params = inspect.signature(measure).parameters
+    return params["base"].default, params["passes"].default
+
+
+def scaling_seconds(factors, costs: Costs) -> float:
+    """Seconds of C9's benchmark: SAME's start-up, then for Σ ``factors`` × the base's tokens
+    its corpora drawn and its passes."""
+    from same.data.corpus import REGISTRY
+
+    base, passes = scaling_defaults()
+    tokens = sum(factors) * REGISTRY[base].n_tokens
+    return costs.start["same"] + tokens * (costs.draw_per_token
+                                           + passes * costs.scaling_per_token)
+
+
+def plan_jobs(plan: dict, costs: Costs) -> list[Job]:
+    """Every job of ``plan`` (the rule's plan: fits, timing, scaling, reports) with its
+    seconds from ``costs``."""
+    jobs = [Job(fit["spec"]["method"], fit["label"], fit_seconds(fit, costs), fit["jobs"],
+                fit["exclusive"]) for fit in plan["fits"]]
+    for dataset, timing in (plan.get("timing") or {}).items():
+        jobs.append(Job("timing", f"timing {dataset}", timing_seconds(dataset, timing, costs),
+                        exclusive=True))
+    if plan.get("scaling"):
+        jobs.append(Job("scaling", "scaling", scaling_seconds(plan["scaling"]["factors"], costs),
+                        exclusive=True))
+    for rule, count in sorted((plan.get("reports") or {}).items()):
+        jobs.append(Job("reports", rule, costs.report, count))
+    return jobs
+
+
+def wall_seconds(jobs: list[Job], slots: int) -> float:
+    """Wall seconds of ``jobs`` on ``slots`` parallel slots (``--cores`` // threads per job):
+    the jobs holding every core one after another, the others spread over the slots but never
+    shorter than the longest of them."""
+    shared = [j for j in jobs if not j.exclusive]
+    spread = sum(j.seconds * j.count for j in shared) / max(1, slots)
+    longest = max((j.seconds for j in shared), default=0.0)
+    return max(spread, longest) + sum(j.seconds * j.count for j in jobs if j.exclusive)
+
+
+def summary(jobs: list[Job], slots: int) -> dict:
+    """The table: per group (:data:`GROUPS`, in order) its runs (labels), jobs, minutes of work
+    and minutes of wall time it adds (work / slots; a job holding every core: its work); and
+    the total wall minutes (:func:`wall_seconds`)."""
+    rows = []
+    for group, name in GROUPS.items():
+        mine = [j for j in jobs if j.group == group]
+        if not mine:
+            continue
+        work = sum(j.seconds * j.count for j in mine)
+        wall = sum(j.seconds * j.count / (1 if j.exclusive else max(1, slots)) for j in mine)
+        rows.append({"group": name, "runs": len({j.label for j in mine}),
+                     "jobs": sum(j.count for j in mine), "work_minutes": work / 60,
+                     "wall_minutes": wall / 60})
+    return {"rows": rows, "slots": slots, "total_minutes": wall_seconds(jobs, slots) / 60}
+
+
+def table_text(result: dict) -> str:
+    """The printed estimate: a header line, one line per group and the total; the seeds
+    warning (same.experiments.config.seeds_note) when the profile has fewer than the
+    verdicts need."""
+    lines = [TITLE,
+             f"({result['cores']} cores, {result['slots']} jobs at a time; probed in "
+             f"{result['probe_seconds']:.0f} s)",
+             f"{'':26}{'runs':>6}{'jobs':>6}{'work min':>10}{'wall min':>10}"]
+    for r in result["rows"]:
+        lines.append(f"{r['group']:26}{r['runs']:6d}{r['jobs']:6d}{r['work_minutes']:10.1f}"
+                     f"{r['wall_minutes']:10.1f}")
+    lines.append(f"{'total':26}{sum(r['runs'] for r in result['rows']):6d}"
+                 f"{sum(r['jobs'] for r in result['rows']):6d}"
+                 f"{sum(r['work_minutes'] for r in result['rows']):10.1f}"
+                 f"{result['total_minutes']:10.1f}")
+    if result.get("seeds_note"):
+        lines.append(f"warning: {result['seeds_note']}")
+    return "\n".join(lines) + "\n"
+
+
+def _say(message: str) -> None:
+    print(f"estimate: {message}", file=sys.stderr, flush=True)
+
+
+def _probe_points(budget: int, method: str) -> list[int]:
+    """The passes (CGS: iterations) a probe reaches: 1, 2, 3, 5, 10, ... up to its cap."""
+    cap = min(budget, PROBE_UNITS.get(method, PROBE_PASSES))
+    return sorted({p for p in (1, 2, 3, 5, 10, 20, 50, 100) if p <= cap} | {cap})
+
+
+def probe_unit(spec: dict, train):
+    """(seconds of one pass — CGS: iteration — of ``spec`` on the training matrix ``train``,
+    the last φ, numba's compile seconds): the mean of the first passes, training only, until
+    :data:`PROBE_SECONDS` (at least 2 passes where the budget has them)."""
+    from .methods import checkpoints
+    from .runner import _pin_threads, usable_threads
+    from .spec import RunSpec
+
+    points = _probe_points(spec["budget"], spec["method"])
+    run = replace(RunSpec(**spec), budget=points[-1], train_fraction=1.0,
+                  validation_fraction=None)
+    run = replace(run, threads=usable_threads(run.threads))
+    phi, done, seconds, compiled = None, 1, 0.0, 0.0
+    with _pin_threads(run.threads):
+        for point in checkpoints(train, run, points):
+            phi, info = point
+            done, seconds = int(info["pass"]), float(info["train_seconds"])
+            compiled = max(compiled, info.get("compile_seconds") or 0.0)
+            if seconds >= PROBE_SECONDS and done >= 2:
+                break
+    return seconds / done, phi, compiled
+
+
+def probe_score(phi, alpha: float, split, validation_fraction) -> float:
+    """Seconds of scoring one checkpoint (the shared evaluator) on the test documents, or on
+    the validation documents a validation fraction carves: the faster of two (the first may
+    load numba's cache)."""
+    from same.data.split import validation_split
+    from same.model.evaluate import evaluate
+
+    scored = split if validation_fraction is None else validation_split(split,
+                                                                        validation_fraction)
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        evaluate(phi, alpha, scored)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _subprocess_seconds(argv: list[str], side_by_side: int = 1) -> float:
+    """Wall seconds of a Python subprocess (``sys.executable`` + argv), the mean of
+    ``side_by_side`` copies started together (as the workflow runs its jobs, ``slots`` at a
+    time; ``{i}`` in an argument is the copy's number); a failure is raised with the last line
+    of its stderr."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, *(a.replace("{i}", str(i)) for a in argv)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for i in range(side_by_side)]
+    walls = []
+    for proc in procs:
+        _, err = proc.communicate()
+        walls.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"probe {' '.join(argv[:3])} failed: {last}")
+    return sum(walls) / len(walls)
+
+
+def probe_start(spec: dict, split_path: str, pass_seconds: float, score_seconds: float,
+                out: Path, side_by_side: int = 1) -> float:
+    """Seconds of a fit job's start-up for ``spec``'s method: a real ``python -m same fit`` at
+    budget 1 (final checkpoint only) into the new folders ``out``/0, 1, ... (``side_by_side``
+    copies started together), less its pass and its scoring."""
+    one = {**spec, "budget": 1, "checkpoints": "final", "validation_fraction": None,
+           "train_fraction": 1.0}
+    wall = _subprocess_seconds(["-m", "same", "fit", "--spec", json.dumps(one), "--split",
+                                split_path, "--out", str(out / "{i}"), "--no-progress"],
+                               side_by_side)
+    return max(0.0, wall - pass_seconds - score_seconds)
+
+
+#: A report job as the probe runs it: fig1a/b (same.report.fig_ll_vs_passes) of one run's
+#: trace, drawn as PNG and PDF in a subprocess of its own (argv: trace, png, pdf).
+REPORT_JOB = ("import sys\nfrom same import report\n"
+              "df = report.load_traces([sys.argv[1]])\n"
+              "report.fig_ll_vs_passes(df, sys.argv[2:], 'probe', 1)\n")
+
+
+def probe_report(trace: Path, side_by_side: int = 1) -> float:
+    """Seconds of a report job: :data:`REPORT_JOB` on ``trace`` (interpreter, imports,
+    reading a trace, a figure drawn and written), ``side_by_side`` copies started together."""
+    return _subprocess_seconds(["-c", REPORT_JOB, str(trace), str(trace.parent / "{i}.png"),
+                                str(trace.parent / "{i}.pdf")], side_by_side)
+
+
+def probe_scaling(scaling: dict, factor: float = 0.05) -> tuple[float, float]:
+    """(seconds per token of a pass, seconds per token drawn) of C9's benchmark, run as the
+    rule runs it (same.experiments.size_cost.measure with the plan's K, m, sampler and threads)
+    at ``factor`` × its base corpus, 4 passes, after a smaller run in which numba compiles its
+    kernels for those settings, once, as the real job would have."""
+    from same.data.corpus import REGISTRY
+
+    from .size_cost import measure
+
+    base = scaling_defaults()[0]
+    args = (base, scaling["n_components"], scaling["n_copies"], 4, scaling["sampler"],
+            scaling["threads"])
+    with contextlib.redirect_stderr(io.StringIO()):  # its progress lines
+        measure([factor / 10], *args)  # numba compiles the corpus draw and SAME here, untimed
+        t0 = time.perf_counter()
+        result = measure([factor], *args)
+    row = result["sizes"][0]
+    per_pass = float(min(row["pass_seconds"]))
+    other = time.perf_counter() - t0 - sum(row["pass_seconds"]) - row["compile_seconds"]
+    return per_pass / row["n_tokens"], max(0.0, other) / (REGISTRY[base].n_tokens * factor)
+
+
+def probe(plan: dict) -> tuple[Costs, dict]:
+    """Measure :class:`Costs` for ``plan`` on this machine (module docstring); also returns
+    the probe's own record (seconds, numba compile seconds, classes probed)."""
+    from same.data.split import load_split
+
+    t0 = time.perf_counter()
+    costs, phis, compiled = Costs(), {}, 0.0
+    splits = {d: load_split(p, mmap=True) for d, p in plan["splits"].items()}
+    costs.tokens = {d: float(s.train.sum()) for d, s in splits.items()}
+    keys = {}
+    for fit in plan["fits"] + [{"dataset": d, "spec": spec} for d, t in
+                               (plan.get("timing") or {}).items()
+                               for spec in t["entries"].values()]:
+        keys.setdefault(cost_key(fit["dataset"], fit["spec"]), fit)
+    for n, (key, fit) in enumerate(keys.items(), 1):
+        spec = fit["spec"]
+        _say(f"probing {n}/{len(keys)}: {spec.get('label') or spec['method']} "
+             f"({spec['method']}, K={spec['n_components']}) on {fit['dataset']}")
+        costs.unit[key], phi, seconds = probe_unit(spec, splits[fit["dataset"]].train)
+        compiled += seconds
+        phis.setdefault((fit["dataset"], spec["n_components"]), (phi, spec))
+    for fit in plan["fits"]:
+        key = score_key(fit["dataset"], fit["spec"])
+        if key not in costs.score:
+            phi, spec = phis[(fit["dataset"], fit["spec"]["n_components"])]
+            costs.score[key] = probe_score(phi, spec["doc_topic_prior"], splits[fit["dataset"]],
+                                           fit["spec"].get("validation_fraction"))
+    with tempfile.TemporaryDirectory(prefix="same-estimate-") as tmp:
+        run = _probe_starts(plan, costs, Path(tmp))
+        if plan.get("reports"):
+            _say("timing a report job")
+            costs.report = probe_report(run / "trace.csv", _slots(plan))
+    if plan.get("scaling"):
+        _say("timing C9's scaling benchmark at a small size")
+        costs.scaling_per_token, costs.draw_per_token = probe_scaling(plan["scaling"])
+    return costs, {"probe_seconds": time.perf_counter() - t0, "compile_seconds": compiled,
+                   "classes": len(keys)}
+
+
+def _family(method: str) -> str:
+    """Methods that import the same library (gensim's two VB modes, scikit-learn's): one
+    start-up probe each."""
+    return method.split("_")[0]
+
+
+def _probe_starts(plan: dict, costs: Costs, tmp: Path) -> Path:
+    """Each method's fit job start-up (:func:`probe_start`), on the first fit of its family
+    (:func:`_family`), shared by the family; returns the first probe's run folder (in
+    ``tmp``)."""
+    firsts = {}
+    for fit in plan["fits"]:
+        firsts.setdefault(_family(fit["spec"]["method"]), fit)
+    for n, (family, fit) in enumerate(firsts.items(), 1):
+        _say(f"timing a fit job's start-up {n}/{len(firsts)}: {fit['spec']['method']}")
+        spec = {**fit["spec"], "validation_fraction": None}
+        costs.start[family] = probe_start(
+            spec, plan["splits"][fit["dataset"]], costs.unit[cost_key(fit["dataset"], spec)],
+            costs.score.get(score_key(fit["dataset"], spec), 0.0), tmp / f"run{n}",
+            _slots(plan))
+    for fit in plan["fits"]:
+        method = fit["spec"]["method"]
+        costs.start[method] = costs.start[_family(method)]
+    return tmp / "run1" / "0"
+
+
+def _slots(plan: dict) -> int:
+    """Jobs the workflow runs at a time: ``--cores`` // threads per job."""
+    return max(1, plan["cores"] // max(1, plan["threads"]))
+
+
+def estimate(plan: dict, costs: Costs | None = None) -> dict:
+    """The estimate of ``plan`` (probed here unless ``costs`` is given): :func:`summary`'s
+    table, the cores, the seeds note, the probe's record, the costs measured and every job's
+    seconds."""
+    from .config import seeds_note
+
+    record = {"probe_seconds": 0.0}
+    if costs is None:
+        costs, record = probe(plan)
+    jobs = plan_jobs(plan, costs)
+    slots = _slots(plan)
+    return {"artefact": ARTEFACT, "cores": plan["cores"], **summary(jobs, slots), **record,
+            "seeds_note": seeds_note({"seeds": plan["seeds"]}),
+            "costs": asdict(costs), "jobs": [asdict(j) for j in jobs]}
+
+
+#: The keys every plan gives (the rule's estimate_plan).
+PLAN_KEYS = ("cores", "threads", "seeds", "splits", "fits")
+
+
+def read_plan(text: str) -> dict:
+    """The plan given as JSON text, its keys checked.
+
+    Raises
+    ------
+    ValueError
+        ``--plan: ...``: not JSON, not an object, a key missing, or no fit.
+    """
+    from same.io.textinput import loads_json
+
+    try:
+        plan = loads_json(text, "--plan")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--plan: not JSON ({exc})") from None
+    if not isinstance(plan, dict):
+        raise ValueError("--plan: not a JSON object")
+    missing = [k for k in PLAN_KEYS if k not in plan]
+    if missing:
+        raise ValueError(f"--plan: no {', '.join(missing)}")
+    if not plan["fits"]:
+        raise ValueError("--plan: no fit planned")
+    return plan
+
+
+def main(argv=None) -> int:
+    """``python -m same.experiments.estimate``: probe, print the table on stderr, write
+    ``--out`` (JSON) and ``--table`` (the printed text); a bad plan or output ends in one line,
+    exit status 2 (``--out`` and ``--table`` checked before the probe)."""
+    from same.io.outputs import check_target, json_kind, text_kind, write_text
+
+    from .provenance import provenance, write_json
+
+    ap = argparse.ArgumentParser(prog="python -m same.experiments.estimate",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--plan", required=True, help="the rule's plan (JSON)")
+    ap.add_argument("--out", required=True, help="estimate.json")
+    ap.add_argument("--table", required=True, help="the printed table (text)")
+    args = ap.parse_args(argv)
+    try:
+        check_target(args.out, json_kind({"artefact": ARTEFACT}), option="--out")
+        check_target(args.table, text_kind("estimate", TITLE), option="--table")
+        plan = read_plan(args.plan)
+        result = estimate(plan)
+        text = table_text(result)
+        write_json(args.out, provenance(result), option="--out")
+        write_text(args.table, text, text_kind("estimate", text), option="--table")
+    except (ValueError, OSError) as exc:
+        print(f"{ap.prog}: error: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    sys.stderr.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
