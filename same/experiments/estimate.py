@@ -50,7 +50,7 @@ __all__ = ["ARTEFACT", "GROUPS", "Costs", "Job", "plan_jobs", "wall_seconds", "s
 #: ``estimate.json["artefact"]`` (what an earlier file at ``--out`` must say to be replaced).
 ARTEFACT = "same-lda cost estimate"
 #: The printed table's first line (an earlier ``--table`` is ours when it starts with it).
-TITLE = "expected minutes of this profile on this machine, before any fit (same-lda estimate)"
+TITLE = "expected minutes of this profile on this machine, before any fit (snakemake estimate)"
 #: Training seconds after which a pass probe stops (once it has 2 passes or iterations).
 PROBE_SECONDS = 0.5
 #: The most passes (CGS: iterations) a probe trains.
@@ -80,6 +80,7 @@ class Costs:
     tokens : dataset → training tokens of its split
     draw_per_token : C9's synthetic corpus, seconds per token drawn
     scaling_per_token : C9's SAME, seconds per token of a pass
+    scaling_tokens : tokens of the corpus C9's sizes copy (:func:`scaling_shape`), factor 1
     """
 
     start: dict = field(default_factory=dict)
@@ -89,6 +90,7 @@ class Costs:
     tokens: dict = field(default_factory=dict)
     draw_per_token: float = 0.0
     scaling_per_token: float = 0.0
+    scaling_tokens: int = 0
 
 
 @dataclass
@@ -148,26 +150,35 @@ def timing_seconds(dataset: str, timing: dict, costs: Costs) -> float:
     return total
 
 
-def scaling_defaults() -> tuple[str, int]:
-    """(base corpus, passes) of C9's benchmark as the rule runs it: same.experiments.size_cost's
-    defaults."""
+def scaling_passes() -> int:
+    """Passes of C9's benchmark as the rule runs it: same.experiments.size_cost's default."""
     import inspect
 
     from .size_cost import measure
 
-    params = inspect.signature(measure).parameters
-    return params["base"].default, params["passes"].default
+    return inspect.signature(measure).parameters["passes"].default
+
+
+def scaling_shape(scaling: dict) -> tuple[int, int, int, int]:
+    """(documents, words, nonzeros, tokens) of the corpus C9's synthetic sizes copy: the
+    plan's ``split`` (a corpus of the profile's own: its training documents) or the
+    registered shape of the UCI corpus ``base``."""
+    from same.data.corpus import REGISTRY
+
+    from .size_cost import split_shape
+
+    if scaling.get("split"):
+        return split_shape(scaling["split"])
+    info = REGISTRY[scaling["base"]]
+    return info.n_docs, info.n_words, info.nnz, info.n_tokens
 
 
 def scaling_seconds(factors, costs: Costs) -> float:
     """Seconds of C9's benchmark: SAME's start-up, then for Σ ``factors`` × the base's tokens
-    its corpora drawn and its passes."""
-    from same.data.corpus import REGISTRY
-
-    base, passes = scaling_defaults()
-    tokens = sum(factors) * REGISTRY[base].n_tokens
+    (``costs.scaling_tokens``) its corpora drawn and its passes."""
+    tokens = sum(factors) * costs.scaling_tokens
     return costs.start["same"] + tokens * (costs.draw_per_token
-                                           + passes * costs.scaling_per_token)
+                                           + scaling_passes() * costs.scaling_per_token)
 
 
 def plan_jobs(plan: dict, costs: Costs) -> list[Job]:
@@ -332,23 +343,23 @@ def probe_report(trace: Path, side_by_side: int = 1) -> float:
 def probe_scaling(scaling: dict, factor: float = 0.05) -> tuple[float, float]:
     """(seconds per token of a pass, seconds per token drawn) of C9's benchmark, run as the
     rule runs it (same.experiments.size_cost.measure with the plan's K, m, sampler and threads)
-    at ``factor`` × its base corpus, 4 passes, after a smaller run in which numba compiles its
-    kernels for those settings, once, as the real job would have."""
-    from same.data.corpus import REGISTRY
-
+    at ``factor`` × its base corpus (:func:`scaling_shape`), 4 passes, after a smaller run in
+    which numba compiles its kernels for those settings, once, as the real job would have."""
     from .size_cost import measure
 
-    base = scaling_defaults()[0]
-    args = (base, scaling["n_components"], scaling["n_copies"], 4, scaling["sampler"],
-            scaling["threads"])
+    shape = scaling_shape(scaling)
+    factor = max(factor, 50 / shape[0])  # a small corpus's draw: at least 50 documents
+    args = (scaling["base"], scaling["n_components"], scaling["n_copies"], 4,
+            scaling["sampler"], scaling["threads"])
     with contextlib.redirect_stderr(io.StringIO()):  # its progress lines
-        measure([factor / 10], *args)  # numba compiles the corpus draw and SAME here, untimed
+        # numba compiles here, untimed, on at least 10 documents
+        measure([max(factor / 10, 10 / shape[0])], *args, shape=shape)
         t0 = time.perf_counter()
-        result = measure([factor], *args)
+        result = measure([factor], *args, shape=shape)
     row = result["sizes"][0]
     per_pass = float(min(row["pass_seconds"]))
     other = time.perf_counter() - t0 - sum(row["pass_seconds"]) - row["compile_seconds"]
-    return per_pass / row["n_tokens"], max(0.0, other) / (REGISTRY[base].n_tokens * factor)
+    return per_pass / row["n_tokens"], max(0.0, other) / (shape[3] * factor)
 
 
 def probe(plan: dict) -> tuple[Costs, dict]:
@@ -386,6 +397,7 @@ def probe(plan: dict) -> tuple[Costs, dict]:
     if plan.get("scaling"):
         _say("timing C9's scaling benchmark at a small size")
         costs.scaling_per_token, costs.draw_per_token = probe_scaling(plan["scaling"])
+        costs.scaling_tokens = int(scaling_shape(plan["scaling"])[3])
     return costs, {"probe_seconds": time.perf_counter() - t0, "compile_seconds": compiled,
                    "classes": len(keys)}
 

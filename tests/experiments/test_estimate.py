@@ -187,3 +187,27 @@ def test_a_real_probe_on_a_toy_split(split_path, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "estimate: probing" in err and err.endswith(table.read_text())
     assert table.read_text().startswith(TITLE)
+
+
+def test_c9_is_priced_on_the_corpus_its_sizes_copy(tmp_path):
+    """C9's benchmark costs Σ factors × the tokens of the corpus it copies: a UCI corpus's
+    registered shape, or a split of the profile's own (issue 52)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from same.data.corpus import REGISTRY
+    from same.data.split import make_split
+    from same.experiments.estimate import Costs, scaling_passes, scaling_seconds, scaling_shape
+
+    kos = REGISTRY["kos"]
+    assert scaling_shape({"base": "kos", "split": None}) == (kos.n_docs, kos.n_words, kos.nnz,
+                                                             kos.n_tokens)
+    counts = sp.csr_matrix(np.random.default_rng(0).poisson(0.5, size=(60, 30)))
+    split = make_split(counts[np.asarray(counts.sum(axis=1)).ravel() > 1], 0.1, seed=0)
+    split.save(tmp_path / "split.npz")
+    shape = scaling_shape({"base": "mine", "split": str(tmp_path / "split.npz")})
+    assert shape[3] == int(split.train.sum()) and shape[0] == split.train.shape[0]
+    costs = Costs(start={"same": 2.0}, draw_per_token=1e-6, scaling_per_token=1e-5,
+                  scaling_tokens=shape[3])
+    assert scaling_seconds([0.5, 1, 2], costs) == pytest.approx(
+        2.0 + 3.5 * shape[3] * (1e-6 + scaling_passes() * 1e-5))

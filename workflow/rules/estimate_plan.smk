@@ -37,10 +37,13 @@ def estimate_other_jobs():
 
 
 def estimate_scaling():
-    """C9's benchmark as the scaling job runs it (factors, K, SAME's m and sampler, threads)."""
+    """C9's benchmark as the scaling job runs it (factors, the corpus it copies: a UCI
+    corpus's registered shape or a split, K, SAME's m and sampler, threads)."""
     main = SameLDA(**RUNS["same"]["params"])
-    return {"factors": config["scaling"]["factors"], "n_components": K,
-            "n_copies": main.n_copies, "sampler": main.sampler, "threads": config["threads"]}
+    split = None if SCALING_BASE in REGISTERED else f"results/{SCALING_BASE}/split.npz"
+    return {"factors": config["scaling"]["factors"], "base": SCALING_BASE, "split": split,
+            "n_components": k_of(SCALING_BASE), "n_copies": main.n_copies,
+            "sampler": main.sampler, "threads": config["threads"]}
 
 
 def estimate_plan(wildcards, input):
