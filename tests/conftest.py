@@ -8,8 +8,10 @@ skipped locally but FAIL in CI (``CI=true``), never skipped silently there.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -70,6 +72,26 @@ def uci_dir() -> Path:
             pytest.fail(msg)
         pytest.skip(msg)
     return d
+
+
+@pytest.fixture(scope="session")
+def one_seed_run(tmp_path_factory, uci_dir):
+    """The CI profile (config/ci.yaml) with one seed, run locally once per session (fewer,
+    shorter jobs than its five): the uninterrupted run that tests/test_workflow.py's SIGKILL
+    test and tests/test_slurm.py's SLURM runs are compared with. Read it, never write to it:
+    ``config``, the run's folder ``dir``, the Snakemake arguments ``base`` (all but
+    ``--directory``) and ``env``."""
+    root = tmp_path_factory.mktemp("one_seed")
+    config = root / "one_seed.yaml"
+    config.write_text((REPO / "config/ci.yaml").read_text() + "seeds: [0]\n")
+    run = root / "run"
+    run.mkdir()
+    env = dict(os.environ, SAME_DATA_DIR=str(uci_dir))
+    base = ("--cores", "2", "--configfile", str(config), "--snakefile", str(REPO / "Snakefile"))
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", *base, "--directory",
+                          str(run)], env=env, capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return SimpleNamespace(config=config, dir=run, base=base, env=env)
 
 
 @pytest.fixture

@@ -158,16 +158,16 @@ def test_dry_run_paper_profile_and_cluster():
             + 3 * 6 * tuning_seeds + 3 * seeds + (5 + 3) * variant_seeds)
     # and 2 × 5 tables' HTML pages, claims' page
     assert job_count(res.stdout) == 2 * fits + 2 + 2 + 2 * (12 + 5) + 1 + 1 + 1 + 1
-    if shutil.which("sbatch") is None:
-        # the SLURM executor plugin needs no cluster for a dry run
-        res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
-                  "config/paper.yaml")
-        assert res.returncode == 0, res.stderr
-        assert "gpu=1" in res.stdout
-        # the figures, tables and claims are localrules asking little; fits ask for a fit's
-        from test_snakemake_report import check_cluster_resources
+    # the SLURM executor plugin needs no cluster for a dry run (none here, or SLURM installed
+    # with no cluster running: CI installs it for tests/test_slurm.py)
+    res = smk("-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
+              "config/paper.yaml")
+    assert res.returncode == 0, res.stderr
+    assert "gpu=1" in res.stdout
+    # the figures, tables and claims are localrules asking little; fits ask for a fit's
+    from test_snakemake_report import check_cluster_resources
 
-        check_cluster_resources(res.stdout)
+    check_cluster_resources(res.stdout)
 
 
 def planned_specs(out: str) -> dict[str, dict]:
@@ -377,21 +377,16 @@ def _traces_ll(root: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, uci_dir):
+def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, one_seed_run):
     """SIGKILL the whole workflow (Snakemake and its jobs) once some fits have finished; the
-    rerun redoes only the unfinished jobs and every trace equals an uninterrupted run's."""
+    rerun redoes only the unfinished jobs and every trace equals an uninterrupted run's (the
+    CI profile with one seed, fewer and shorter jobs: conftest.py's one_seed_run)."""
     import signal
     import time
 
-    env = dict(os.environ, SAME_DATA_DIR=str(uci_dir))
-    config = tmp_path / "one_seed.yaml"  # the CI profile with one seed: fewer, shorter jobs
-    config.write_text((REPO / "config/ci.yaml").read_text() + "seeds: [0]\n")
-    base = ("--cores", "2", "--configfile", str(config), "--snakefile", str(REPO / "Snakefile"))
-    ref, killed = tmp_path / "ref", tmp_path / "killed"
-    for d in (ref, killed):
-        d.mkdir()
-    res = smk(*base, "--directory", str(ref), env=env)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    env, base, ref = one_seed_run.env, one_seed_run.base, one_seed_run.dir
+    killed = tmp_path / "killed"
+    killed.mkdir()
     total_fits = len(list(ref.glob("results/kos/*/K*/seed*/trace.csv")))
     p = subprocess.Popen([*SNAKEMAKE, "--nolock", *base, "--directory", str(killed)], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

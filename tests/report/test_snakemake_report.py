@@ -143,6 +143,13 @@ def check_cluster_resources(out: str):
             assert res["cpus_per_task"] == "1", (rule, res)
     for res in jobs["fit"]:
         assert (int(res["mem_mb"]), int(res["runtime"])) == (64000, 720), res
+        # CPUs: the job's threads, the config's (issue 54: the profile asked 8 whatever they were)
+        assert "cpus_per_task" not in res, res
+    # timed alone on one machine, so a node of their own under SLURM (issue 54)
+    for rule in ("timing", "scaling"):
+        assert all(res["slurm_extra"] == "--exclusive" for res in jobs[rule]), jobs[rule]
+    exclusive = [res["slurm_extra"] == "--exclusive" for res in jobs["fit"]]
+    assert 0 < sum(exclusive) < len(exclusive)  # the m sweep's runs, not the others
 
 
 def test_report_rules_are_local_and_declared():

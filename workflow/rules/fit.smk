@@ -26,6 +26,9 @@ rule fit:
     threads: fit_threads
     resources:
         gpu=lambda wc: 1 if (config["backend"] == "cupy" and RUNS[wc.label]["method"] == "same") else 0,
+        # on a SLURM cluster (profiles/slurm) a timed run asks for a node of its own, as it
+        # holds every core on one machine (fit_threads); sbatch's option, unused elsewhere
+        slurm_extra=lambda wc: "--exclusive" if wc.label in TIMED_LABELS else "",
     log:
         "results/logs/fit/{dataset}/{label}/K{K}/seed{seed}.log",
     benchmark:

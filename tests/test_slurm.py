@@ -1,0 +1,311 @@
+"""The workflow through Snakemake's SLURM executor on a real one-node SLURM cluster (issue 54).
+
+tools/slurm_cluster.sh starts the cluster (munge, MariaDB behind slurmdbd so that ``sacct``
+works, slurmctld, slurmd) in a folder of the test's own and stops it after. The CI profile
+with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with) runs
+through ``--profile`` profiles/slurm, sized to the node, for a subset of its outputs
+(``TARGETS``: a full pass through SLURM costs ~13 s of Snakemake start-up per job, beyond CI's
+time); once with a fit cancelled by ``scancel`` mid-fit (retried per the profile) and another
+cancelled at each of its tries (the run fails), then resumed to the end. Missing SLURM skips
+these tests, but fails them in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "tools/slurm_cluster.sh"
+TOOLS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld",
+         "slurmd", "sbatch", "srun", "sacct", "sacctmgr", "squeue", "scancel", "sinfo")
+# Outputs of the one-seed CI profile made through SLURM: the tuning runs of three online
+# methods and the local rule tuning that chooses, the tuned run that reads its choice, the m
+# sweep's timed runs (a node of their own), SAME's variants, CGS (tomotopy) and the report
+# rules (local) that draw and tabulate them: 14 fits and the split. None reads seconds, so
+# each is byte-identical to the local run's (table2 and the claims read the timed seconds).
+TARGETS = [*(f"results/kos/tuning.{ext}" for ext in ("csv", "md", "json", "html")),
+           *(f"figures/kos/{fig}.{ext}" for fig in ("fig2a_m", "fig2b_anneal", "fig1c_samples",
+                                                    "prior_scale") for ext in ("png", "pdf"))]
+N_FITS = 14
+RETRIED = "cgs_long"  # scancel'd once mid-fit: the profile's retry finishes it
+FAILED = "same_m1_long"  # scancel'd at both tries: the run fails, the resumed run makes it
+
+
+def _why_no_cluster() -> str | None:
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        return (f"SLURM is not installed ({', '.join(missing)} missing): apt-get install "
+                "slurm-wlm slurmdbd munge mariadb-server")
+    if os.geteuid() != 0:
+        return "the one-node SLURM cluster runs its daemons as root"
+    return None
+
+
+def _script(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def _exports(out: str) -> dict[str, str]:
+    """The environment that ``slurm_cluster.sh start``'s export lines set."""
+    env = {}
+    for name, value in re.findall(r"^export (\w+)=(.*)$", out, re.M):
+        env[name] = value.replace("$PATH", os.environ["PATH"])
+    assert set(env) == {"SLURM_CONF", "PATH"}, out
+    return env
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A running one-node cluster: its folder, environment, partition, CPUs and memory."""
+    reason = _why_no_cluster()
+    if reason:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("slurm") / "cluster"
+    try:
+        res = _script("start", folder)
+        assert res.returncode == 0, res.stdout + res.stderr
+        env = dict(os.environ) | _exports(res.stdout)
+        again = _script("start", folder)  # a second start leaves the running cluster be
+        assert again.returncode == 0 and again.stdout == res.stdout, again.stderr
+        node = subprocess.run(["sinfo", "-h", "-N", "-o", "%P %T %c %m"], env=env,
+                              capture_output=True, text=True, check=True).stdout.split()
+        assert node[1] == "idle", node
+        yield SimpleNamespace(dir=folder, env=env, partition=node[0].rstrip("*"),
+                              cpus=int(node[2]), mem_mb=int(node[3]))
+    finally:
+        res = _script("stop", folder)
+        assert res.returncode == 0 and not folder.exists(), res.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "usage: slurm_cluster.sh start|stop|status DIR"),
+    (("restart", "{d}"), "usage: slurm_cluster.sh start|stop|status DIR"),
+    (("start", "{d}"), "{d} exists and was not made by slurm_cluster.sh; give a new directory"),
+    (("stop", "{d}"), "{d} was not made by slurm_cluster.sh; not touching it"),
+    (("status", "{d}"), "no cluster in {d} (not made by slurm_cluster.sh)"),
+])
+def test_the_cluster_script_refuses_in_one_line_and_touches_no_folder_of_others(
+        tmp_path, args, message):
+    """A folder the script did not make is never started in, stopped or removed."""
+    d = tmp_path / "others"
+    d.mkdir()
+    (d / "keep.txt").write_text("theirs")
+    res = _script(*(a.format(d=d) for a in args))
+    assert (res.returncode, res.stdout) == (2, "")
+    assert res.stderr == f"slurm_cluster.sh: {message.format(d=d)}\n"
+    assert [p.name for p in d.iterdir()] == ["keep.txt"]
+
+
+def node_profile(root: Path, cluster) -> Path:
+    """profiles/slurm as a user of this cluster adapts it: its partition, and no request above
+    the node's CPUs or a CPU's share of its memory (jobs run side by side); the rest as is."""
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+
+    def sized(res):
+        res = dict(res)
+        if "mem_mb" in res:
+            res["mem_mb"] = min(res["mem_mb"], cluster.mem_mb // cluster.cpus)
+        if "cpus_per_task" in res:
+            res["cpus_per_task"] = min(res["cpus_per_task"], cluster.cpus)
+        return res
+
+    profile["default-resources"] = sized(profile["default-resources"]) | {
+        "slurm_partition": cluster.partition}
+    profile["set-resources"] = {r: sized(v) for r, v in profile["set-resources"].items()}
+    (root / "profile").mkdir()
+    (root / "profile/config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+    return root / "profile"
+
+
+def _squeue(env) -> list[tuple[str, str, str]]:
+    """(job id, comment, state) of the cluster's queued and running jobs."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i|%k|%T"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    return [tuple(line.split("|")) for line in out.splitlines()]
+
+
+def fit_comment(label, k=8, seed=0) -> str:
+    """The comment Snakemake's SLURM executor gives a fit job (its rule and wildcards)."""
+    return f"rule_fit_wildcards_kos_{label}_{k}_{seed}"
+
+
+def _fitting_for(work: Path, label: str, since: float) -> float:
+    """Seconds the fit of ``label`` has run its command (its log emptied since ``since`` by
+    the shell's redirection at the command's start; a fit writes nothing there until it
+    fails), while its trace is not there; 0 if not."""
+    log = work / f"results/logs/fit/kos/{label}/K8/seed0.log"
+    if (work / f"results/kos/{label}/K8/seed0/trace.csv").exists() or not log.exists():
+        return 0.0
+    stat = log.stat()
+    return time.time() - stat.st_mtime if stat.st_mtime > since and stat.st_size == 0 else 0.0
+
+
+def _cancel_mid_fit(proc, work, env, plan: dict[str, int], timeout=600) -> dict[str, list]:
+    """While Snakemake runs: scancel the job of each label in ``plan`` once its fit command
+    has run 1.5 s (each of these takes 6 s or more on a 2-core VM, imports included),
+    ``plan[label]`` times; returns label → the job ids cancelled."""
+    cancelled = {label: [] for label in plan}
+    last = dict.fromkeys(plan, 0.0)
+    deadline = time.time() + timeout
+    while proc.poll() is None and time.time() < deadline:
+        for job, comment, state in _squeue(env):
+            for label, times in plan.items():
+                if (comment == fit_comment(label) and state == "RUNNING"
+                        and len(cancelled[label]) < times
+                        and _fitting_for(work, label, last[label]) >= 1.5):
+                    subprocess.run(["scancel", job], env=env, check=True)
+                    cancelled[label].append(job)
+                    last[label] = time.time()
+        time.sleep(0.2)
+    return cancelled
+
+
+def _snakemake(profile, one_seed_run, work, env):
+    return [sys.executable, "-m", "snakemake", "--nolock", "--profile", str(profile),
+            # the first status check 2 s after a submission (the plugin's default, 40 s,
+            # suits hours-long jobs): the chain split → fits → tuning → tuned fits
+            "--slurm-init-seconds-before-status-checks", "2",
+            "--configfile", str(one_seed_run.config), "--snakefile", str(REPO / "Snakefile"),
+            "--directory", str(work), *TARGETS]
+
+
+def _sacct(env) -> list[dict]:
+    out = subprocess.run(["sacct", "-a", "-X", "-n", "-P", "-S", "2000-01-01", "-o",
+                          "JobID,Comment,State,Start,End"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    keys = ("id", "comment", "state", "start", "end")
+    jobs = [dict(zip(keys, line.split("|"))) for line in out.splitlines()]
+    for job in jobs:
+        job["state"] = job["state"].split()[0]  # "CANCELLED by 0": by whom
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def slurm_run(cluster, one_seed_run, tmp_path_factory):
+    """TARGETS through profiles/slurm: first with RETRIED cancelled once and FAILED at each of
+    its two tries (that run fails), then resumed; what each step left, and sacct's jobs."""
+    root = tmp_path_factory.mktemp("slurm_run")
+    profile, work = node_profile(root, cluster), root / "run"
+    work.mkdir()
+    env = cluster.env | {"SAME_DATA_DIR": one_seed_run.env["SAME_DATA_DIR"]}
+    cmd = _snakemake(profile, one_seed_run, work, env)
+    log = (root / "first.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        cancelled = _cancel_mid_fit(proc, work, env, {RETRIED: 1, FAILED: 2})
+        first_rc = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+    failed_dir = work / f"results/kos/{FAILED}"
+    left = sorted(str(p.relative_to(work)) for p in failed_dir.rglob("*")) \
+        if failed_dir.exists() else []
+    resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    return SimpleNamespace(work=work, first_rc=first_rc, first_log=(root / "first.log")
+                           .read_text(), cancelled=cancelled, left_after_failure=left,
+                           resumed=resumed, jobs=_sacct(env))
+
+
+def _traces(root: Path, labels=None) -> dict[str, list[dict]]:
+    """Each trace.csv under ``root`` (of ``labels``, if given) as its rows' text, every column
+    but the measured seconds: the held-out lls (three kinds), passes, samples per word."""
+    import csv
+
+    out = {}
+    for path in sorted(root.glob("results/kos/*/K*/seed*/trace.csv")):
+        if labels is None or path.parts[-4] in labels:
+            with path.open() as f:
+                out[str(path.relative_to(root))] = [
+                    {k: v for k, v in row.items() if not k.endswith("_seconds")}
+                    for row in csv.DictReader(f)]
+    return out
+
+
+def _fit_labels(work: Path) -> set[str]:
+    return {p.parent.parent.parent.name for p in work.glob("results/kos/*/K8/seed0/trace.csv")}
+
+
+def _config() -> dict:
+    """The one-seed CI profile's config as Snakemake merges it (config/ci.yaml and the seed
+    over config/config.yaml, key by key)."""
+    def merged(base, delta):
+        return base | {k: merged(base[k], v) if isinstance(v, dict) and isinstance(
+            base.get(k), dict) else v for k, v in delta.items()}
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    return merged(config, yaml.safe_load((REPO / "config/ci.yaml").read_text())) | {
+        "seeds": [0]}
+
+
+@pytest.mark.slow
+def test_tiny_profile_through_slurm_equals_the_local_run(slurm_run, one_seed_run):
+    """Every fit a SLURM job that sacct lists COMPLETED, the report rules never submitted, the
+    m sweep's timed fits alone on the node, and the outputs the local run's: traces' held-out
+    ll bit-identical, figures and the tuning table byte-identical."""
+    run, ref = slurm_run.work, one_seed_run.dir
+    assert slurm_run.resumed.returncode == 0, slurm_run.resumed.stderr[-3000:]
+    labels = _fit_labels(run)
+    assert len(labels) == N_FITS, sorted(labels)
+    jobs = slurm_run.jobs
+    rules = {re.match(r"rule_([a-z0-9_]+?)(_wildcards_|$)", j["comment"]).group(1)
+             for j in jobs}
+    assert rules == {"split", "fit"}, rules  # tuning, tables, figures, pages: local
+    for label in labels:
+        states = [j["state"] for j in jobs if j["comment"] == fit_comment(label)]
+        assert states.count("COMPLETED") == 1, (label, states)
+    from same.experiments.runs import m_sweep_labels
+
+    timed = set(m_sweep_labels(_config()).values())
+    assert timed and timed <= labels, timed
+    for label in timed:
+        alone = next(j for j in jobs if j["comment"] == fit_comment(label)
+                     and j["state"] == "COMPLETED")
+        beside = [j["comment"] for j in jobs if j is not alone and j["start"] < alone["end"]
+                  and alone["start"] < j["end"]]
+        assert not beside, (label, beside)
+    traces = _traces(run)
+    assert len(traces) == N_FITS and all(rows[0]["ll"] for rows in traces.values())
+    assert traces == _traces(ref, labels)
+    for target in TARGETS:
+        assert (run / target).read_bytes() == (ref / target).read_bytes(), target
+
+
+@pytest.mark.slow
+def test_scancel_mid_fit_is_retried_and_a_failed_run_resumes(slurm_run, one_seed_run):
+    """A fit cancelled by the scheduler mid-fit is resubmitted once (the profile's retries: 1)
+    and finishes in the same run; one cancelled at both tries fails the run and leaves nothing
+    of its run folder; the rerun makes it and only what was left to do."""
+    cancelled, jobs = slurm_run.cancelled, slurm_run.jobs
+    first_log = slurm_run.first_log
+    assert len(cancelled[RETRIED]) == 1 and len(cancelled[FAILED]) == 2, cancelled
+    tries = [j for j in jobs if j["comment"] == fit_comment(RETRIED)]
+    assert [j["state"] for j in tries] == ["CANCELLED", "COMPLETED"], tries
+    # the second try submitted by the first run itself (its retry), not by the rerun
+    assert f"submitted with SLURM jobid {tries[1]['id']} " in first_log
+    assert slurm_run.first_rc != 0
+    assert f"SLURM-job '{cancelled[FAILED][1]}' failed" in first_log
+    assert slurm_run.left_after_failure == [], slurm_run.left_after_failure
+    tries = [j for j in jobs if j["comment"] == fit_comment(FAILED)]
+    assert [j["state"] for j in tries] == ["CANCELLED", "CANCELLED", "COMPLETED"], tries
+    assert [j["id"] for j in tries[:2]] == cancelled[FAILED]
+    assert slurm_run.resumed.returncode == 0, slurm_run.resumed.stderr[-3000:]
+    # the rerun redid no finished job: one COMPLETED job per fit and split
+    completed = [j["comment"] for j in jobs if j["state"] == "COMPLETED"]
+    assert len(completed) == len(set(completed)) == N_FITS + 1, completed
+    # the cancelled fits' traces are the uninterrupted local run's
+    labels = {RETRIED, FAILED}
+    assert _traces(slurm_run.work, labels) == _traces(one_seed_run.dir, labels)
