@@ -28,14 +28,33 @@ SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m
              "samelda_fit_summed"]
 
 
-@pytest.fixture(scope="module")
-def sim_results():
-    """Every simulator case, run once in a process with NUMBA_ENABLE_CUDASIM=1."""
+#: Cases per simulator process: the processes share the machine's cores (one each at a time),
+#: so the suite's ten minutes of pure-Python simulation take about ten over the core count.
+CASES_PER_PROCESS = 3
+
+
+def _run_cases(names: list[str]) -> dict:
+    """``names`` run in one process with NUMBA_ENABLE_CUDASIM=1: case → {ok, detail}."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    res = subprocess.run([sys.executable, str(HERE / "sim_cases.py")], capture_output=True,
-                         text=True, env=env, timeout=900, cwd=HERE.parents[1])
+    res = subprocess.run([sys.executable, str(HERE / "sim_cases.py"), *names],
+                         capture_output=True, text=True, env=env, timeout=900,
+                         cwd=HERE.parents[1])
     assert res.returncode == 0, res.stderr[-4000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def sim_results():
+    """Every simulator case, run once, in processes of :data:`CASES_PER_PROCESS` cases each,
+    as many at a time as this process may use cores (numba-cuda's simulator is single-threaded
+    Python)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chunks = [SIM_CASES[i::-(-len(SIM_CASES) // CASES_PER_PROCESS)]
+              for i in range(-(-len(SIM_CASES) // CASES_PER_PROCESS))]
+    with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+        parts = list(pool.map(_run_cases, chunks))
+    return {case: r for part in parts for case, r in part.items()}
 
 
 def test_every_case_is_run(sim_results):
