@@ -120,3 +120,16 @@ def test_c9_benchmark_copies_a_corpus_the_profile_has(tmp_path, profile, base_ar
     assert res.returncode == 0, res.stderr[-2000:]
     command = next(ln for ln in res.stdout.splitlines() if "same.experiments.size_cost" in ln)
     assert f"--factors 0.5 1 {base_args} " in command, command
+
+
+def test_the_readme_shows_the_committed_estimate_of_its_profile():
+    """The estimate printed in "Your own corpus" is results/own_corpus/estimate.txt verbatim,
+    written by `snakemake estimate` on the README's profile, its JSON naming where it ran."""
+    import json
+
+    text = (REPO / "results/own_corpus/estimate.txt").read_text()
+    readme = (REPO / "README.md").read_text()
+    assert f"```\n{text}```" in readme
+    record = json.loads((REPO / "results/own_corpus/estimate.json").read_text())
+    assert record["commit"] and record["machine"]["logical_cores"] and record["versions"]
+    assert f"{record['total_minutes']:.1f}" == text.splitlines()[-1].split()[-1]
