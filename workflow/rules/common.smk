@@ -68,6 +68,7 @@ PACKAGE_CODE = code(*PACKAGE_PATTERNS)
 # topic-recovery modules
 FIT_CODE = code(*PACKAGE_PATTERNS,
                 exclude=("same/experiments/size_cost.py", "same/experiments/cli.py",
+                         "same/experiments/estimate.py", "same/experiments/estimate_probe.py",
                          "same/data/planted.py", "same/model/topic_recovery.py",
                          "same/data/textcorpus.py", "same/data/textclean.py",
                          "same/data/corpusspec.py",
