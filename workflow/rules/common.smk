@@ -256,6 +256,8 @@ SCALING_FILE = f"{REPORT_DIR}/scaling/same_cpu.json"
 # dataset by its split's training documents
 SCALING_BASE = (config.get("scaling") or {}).get("base", config["datasets"][0])
 REGISTERED = frozenset(REGISTRY) - set(SYNTHETIC) - set(CORPORA)
+# the split whose training documents C9's sizes copy, or None for a registered shape
+SCALING_SPLIT = None if SCALING_BASE in REGISTERED else f"results/{SCALING_BASE}/split.npz"
 
 
 def scaling_result():

@@ -40,8 +40,7 @@ def estimate_scaling():
     """C9's benchmark as the scaling job runs it (factors, the corpus it copies: a UCI
     corpus's registered shape or a split, K, SAME's m and sampler, threads)."""
     main = SameLDA(**RUNS["same"]["params"])
-    split = None if SCALING_BASE in REGISTERED else f"results/{SCALING_BASE}/split.npz"
-    return {"factors": config["scaling"]["factors"], "base": SCALING_BASE, "split": split,
+    return {"factors": config["scaling"]["factors"], "base": SCALING_BASE, "split": SCALING_SPLIT,
             "n_components": k_of(SCALING_BASE), "n_copies": main.n_copies,
             "sampler": main.sampler, "threads": config["threads"]}
 

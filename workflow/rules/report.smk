@@ -285,15 +285,14 @@ if not REPORT_ONLY and config.get("scaling"):
     rule scaling:
         input:
             # the base's shape: a UCI corpus's registered one (no file read), else the split's
-            split=lambda wc: [] if SCALING_BASE in REGISTERED else
-                             [f"results/{SCALING_BASE}/split.npz"],
+            split=[SCALING_SPLIT] if SCALING_SPLIT else [],
         output:
             SCALING_FILE,
         params:
             code=PACKAGE_CODE,
             factors=config["scaling"]["factors"],
-            base=lambda wc, input: (["--split", input.split, "--name", SCALING_BASE]
-                                    if input.split else ["--base", SCALING_BASE]),
+            base=lambda wc: (["--split", SCALING_SPLIT, "--name", SCALING_BASE] if SCALING_SPLIT
+                             else ["--base", SCALING_BASE]),
             n_components=k_of(SCALING_BASE),
             n_copies=lambda wc: SameLDA(**RUNS["same"]["params"]).n_copies,
             sampler=lambda wc: SameLDA(**RUNS["same"]["params"]).sampler,
