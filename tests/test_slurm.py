@@ -309,3 +309,10 @@ def test_scancel_mid_fit_is_retried_and_a_failed_run_resumes(slurm_run, one_seed
     # the cancelled fits' traces are the uninterrupted local run's
     labels = {RETRIED, FAILED}
     assert _traces(slurm_run.work, labels) == _traces(one_seed_run.dir, labels)
+
+
+def test_the_readme_says_how_many_fits_ran_through_slurm():
+    """The README's SLURM section names the fits this file runs under the scheduler
+    (:data:`N_FITS`), so the number there cannot drift from the test."""
+    section = (REPO / "README.md").read_text().split("What has run for real")[1][:1500]
+    assert f"({N_FITS} fits, the split;" in section
