@@ -2,12 +2,15 @@
 
 tools/slurm_cluster.sh starts the cluster (munge, MariaDB behind slurmdbd so that ``sacct``
 works, slurmctld, slurmd) in a folder of the test's own and stops it after. The CI profile
-with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with) runs
-through ``--profile`` profiles/slurm, sized to the node, for a subset of its outputs
-(``TARGETS``: a full pass through SLURM costs ~13 s of Snakemake start-up per job, beyond CI's
-time); once with a fit cancelled by ``scancel`` mid-fit (retried per the profile) and another
-cancelled at each of its tries (the run fails), then resumed to the end. Missing SLURM skips
-these tests, but fails them in CI.
+with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with: the
+profile the end-to-end test runs, every rule and study of it, one seed of its five) runs
+through ``--profile`` profiles/slurm, sized to the node, to the end: once with a fit cancelled
+by ``scancel`` mid-fit (retried per the profile) and another cancelled at each of its tries
+(the run fails), then resumed to the end; every fit, the split, rule timing and C9's scaling a
+SLURM job, the figures, tables and claims local. Its outputs are the local run's up to the
+seconds measured: with the local run's measurements in place of its own (timing.json, C9's
+benchmark, the m sweep's timed runs) the report rules it reruns make every figure, table and
+claims file byte-identical. Missing SLURM skips these tests, but fails them in CI.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import yaml
 
@@ -28,15 +32,11 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tools/slurm_cluster.sh"
 TOOLS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld",
          "slurmd", "sbatch", "srun", "sacct", "sacctmgr", "squeue", "scancel", "sinfo")
-# Outputs of the one-seed CI profile made through SLURM: the tuning runs of three online
-# methods and the local rule tuning that chooses, the tuned run that reads its choice, the m
-# sweep's timed runs (a node of their own), SAME's variants, CGS (tomotopy) and the report
-# rules (local) that draw and tabulate them: 14 fits and the split. None reads seconds, so
-# each is byte-identical to the local run's (table2 and the claims read the timed seconds).
-TARGETS = [*(f"results/kos/tuning.{ext}" for ext in ("csv", "md", "json", "html")),
-           *(f"figures/kos/{fig}.{ext}" for fig in ("fig2a_m", "fig2b_anneal", "fig1c_samples",
-                                                    "prior_scale") for ext in ("png", "pdf"))]
-N_FITS = 14
+# Fits of the one-seed CI profile (41 (label, K) runs: main comparison, tuning and tuned twins,
+# m sweep, schedules, prior scale, fig1c, sensitivity, the crossover study's K and fractions)
+N_FITS = 41
+# what runs under SLURM: the rest (tuning's choice, figures, tables, claims, pages) is local
+SUBMITTED = {"split", "fit", "timing", "scaling"}
 RETRIED = "cgs_long"  # scancel'd once mid-fit: the profile's retry finishes it
 FAILED = "same_m1_long"  # scancel'd at both tries: the run fails, the resumed run makes it
 
@@ -179,7 +179,7 @@ def _snakemake(profile, one_seed_run, work, env):
             # suits hours-long jobs): the chain split → fits → tuning → tuned fits
             "--slurm-init-seconds-before-status-checks", "2",
             "--configfile", str(one_seed_run.config), "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(work), *TARGETS]
+            "--directory", str(work)]
 
 
 def _sacct(env) -> list[dict]:
@@ -195,8 +195,9 @@ def _sacct(env) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, one_seed_run, tmp_path_factory):
-    """TARGETS through profiles/slurm: first with RETRIED cancelled once and FAILED at each of
-    its two tries (that run fails), then resumed; what each step left, and sacct's jobs."""
+    """The whole one-seed profile through profiles/slurm: first with RETRIED cancelled once and
+    FAILED at each of its two tries (that run fails), then resumed to the end; what each step
+    left, and sacct's jobs."""
     root = tmp_path_factory.mktemp("slurm_run")
     profile, work = node_profile(root, cluster), root / "run"
     work.mkdir()
@@ -235,8 +236,23 @@ def _traces(root: Path, labels=None) -> dict[str, list[dict]]:
     return out
 
 
-def _fit_labels(work: Path) -> set[str]:
-    return {p.parent.parent.parent.name for p in work.glob("results/kos/*/K8/seed0/trace.csv")}
+def _models(root: Path) -> dict[str, dict]:
+    """Each model.npz under ``root``: its arrays (φ, the priors, the checksums of the split and
+    vocabulary it was fitted on), but the checksum of its trace (which holds seconds)."""
+    import numpy as np
+
+    out = {}
+    for path in sorted(root.glob("results/kos/*/K*/seed*/model.npz")):
+        with np.load(path) as npz:
+            out[str(path.relative_to(root))] = {k: npz[k] for k in npz.files
+                                                if k != "trace_sha256"}
+    return out
+
+
+def _fit_runs(work: Path) -> set[tuple[str, int]]:
+    """(label, K) of every fit that left a trace."""
+    return {(p.parts[-4], int(p.parts[-3][1:]))
+            for p in work.glob("results/kos/*/K*/seed0/trace.csv")}
 
 
 def _config() -> dict:
@@ -251,37 +267,89 @@ def _config() -> dict:
         "seeds": [0]}
 
 
+def _seconds_files() -> list[str]:
+    """What holds a measured number of seconds the report reads: rule timing's, C9's, and the
+    m sweep's runs (timed alone, each in its own job)."""
+    from same.experiments.runs import m_sweep_labels
+
+    runs = [f"results/kos/{label}/K8/seed0/{name}" for label in m_sweep_labels(_config()).values()
+            for name in ("trace.csv", "meta.json", "model.npz")]
+    return ["results/kos/timing.json", "results/scaling/same_cpu.json", *runs]
+
+
+def _report_files(root: Path) -> list[str]:
+    """Every figure, table, page and claims file of a run (not the runs' own folders, logs,
+    Snakemake's benchmarks, or the seconds of :func:`_seconds_files`)."""
+    seconds = set(_seconds_files())
+    out = []
+    for top in ("figures", "results"):
+        for path in sorted((root / top).rglob("*")):
+            rel = str(path.relative_to(root))
+            if (path.is_file() and rel not in seconds
+                    and not re.match(r"results/(logs|snakemake_benchmarks)/", rel)
+                    and not re.match(r"results/[^/]+/[^/]+/K\d+/", rel)):
+                out.append(rel)
+    return out
+
+
+def _alone(jobs, comment) -> list[str]:
+    """The jobs that ran beside the COMPLETED job of ``comment`` (sacct's seconds)."""
+    job = next(j for j in jobs if j["comment"] == comment and j["state"] == "COMPLETED")
+    return [j["comment"] for j in jobs if j is not job and j["start"] < job["end"]
+            and job["start"] < j["end"]]
+
+
 @pytest.mark.slow
 def test_tiny_profile_through_slurm_equals_the_local_run(slurm_run, one_seed_run):
-    """Every fit a SLURM job that sacct lists COMPLETED, the report rules never submitted, the
-    m sweep's timed fits alone on the node, and the outputs the local run's: traces' held-out
-    ll bit-identical, figures and the tuning table byte-identical."""
+    """The whole profile through SLURM: every fit, the split, rule timing and C9's scaling a
+    job that sacct lists COMPLETED, the report rules never submitted, the jobs timed alone
+    alone on the node; the traces' held-out ll bit-identical to the local run's and φ equal;
+    and with the local run's seconds in place of its own, every figure, table, page and
+    claims file byte-identical to the local run's (the report rules that read them rerun,
+    locally; no fit)."""
     run, ref = slurm_run.work, one_seed_run.dir
     assert slurm_run.resumed.returncode == 0, slurm_run.resumed.stderr[-3000:]
-    labels = _fit_labels(run)
-    assert len(labels) == N_FITS, sorted(labels)
+    fits = _fit_runs(run)
+    assert len(fits) == N_FITS and fits == _fit_runs(ref), sorted(fits ^ _fit_runs(ref))
     jobs = slurm_run.jobs
     rules = {re.match(r"rule_([a-z0-9_]+?)(_wildcards_|$)", j["comment"]).group(1)
              for j in jobs}
-    assert rules == {"split", "fit"}, rules  # tuning, tables, figures, pages: local
-    for label in labels:
-        states = [j["state"] for j in jobs if j["comment"] == fit_comment(label)]
-        assert states.count("COMPLETED") == 1, (label, states)
+    assert rules == SUBMITTED, rules  # tuning, tables, figures, pages, claims: local
+    for label, k in fits:
+        states = [j["state"] for j in jobs if j["comment"] == fit_comment(label, k)]
+        assert states.count("COMPLETED") == 1, (label, k, states)
     from same.experiments.runs import m_sweep_labels
 
     timed = set(m_sweep_labels(_config()).values())
-    assert timed and timed <= labels, timed
-    for label in timed:
-        alone = next(j for j in jobs if j["comment"] == fit_comment(label)
-                     and j["state"] == "COMPLETED")
-        beside = [j["comment"] for j in jobs if j is not alone and j["start"] < alone["end"]
-                  and alone["start"] < j["end"]]
-        assert not beside, (label, beside)
+    assert timed and timed <= {label for label, _ in fits}, timed
+    for comment in [*map(fit_comment, sorted(timed)), "rule_timing_wildcards_kos",
+                    "rule_scaling"]:
+        assert not _alone(jobs, comment), (comment, _alone(jobs, comment))
     traces = _traces(run)
     assert len(traces) == N_FITS and all(rows[0]["ll"] for rows in traces.values())
-    assert traces == _traces(ref, labels)
-    for target in TARGETS:
-        assert (run / target).read_bytes() == (ref / target).read_bytes(), target
+    assert traces == _traces(ref)
+    models, ref_models = _models(run), _models(ref)
+    assert models.keys() == ref_models.keys() and len(models) == N_FITS
+    for path, arrays in models.items():
+        assert arrays.keys() == ref_models[path].keys(), path
+        for name, value in arrays.items():
+            assert np.array_equal(value, ref_models[path][name]), (path, name)
+    # the SLURM run's own seconds, replaced by the local run's: only what reads them reruns
+    for rel in _seconds_files():
+        shutil.copyfile(ref / rel, run / rel)  # a new mtime: what reads it is older
+    rerun = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", *one_seed_run.base,
+                            "--directory", str(run)], env=one_seed_run.env,
+                           capture_output=True, text=True, timeout=600)
+    log = rerun.stdout + rerun.stderr
+    assert rerun.returncode == 0, log[-3000:]
+    ran = set(re.findall(r"^(?:local)?rule (\w+):$", log, re.M))
+    assert ran and not ran & SUBMITTED, ran
+    files = _report_files(run)
+    assert files == _report_files(ref), sorted(set(files) ^ set(_report_files(ref)))
+    assert {"results/claims.md", "results/kos/table1.md", "figures/kos/fig1_seconds.png"} <= set(
+        files), files
+    differ = [f for f in files if (run / f).read_bytes() != (ref / f).read_bytes()]
+    assert not differ, differ
 
 
 @pytest.mark.slow
@@ -303,9 +371,9 @@ def test_scancel_mid_fit_is_retried_and_a_failed_run_resumes(slurm_run, one_seed
     assert [j["state"] for j in tries] == ["CANCELLED", "CANCELLED", "COMPLETED"], tries
     assert [j["id"] for j in tries[:2]] == cancelled[FAILED]
     assert slurm_run.resumed.returncode == 0, slurm_run.resumed.stderr[-3000:]
-    # the rerun redid no finished job: one COMPLETED job per fit and split
+    # the rerun redid no finished job: one COMPLETED job per fit, the split, timing, scaling
     completed = [j["comment"] for j in jobs if j["state"] == "COMPLETED"]
-    assert len(completed) == len(set(completed)) == N_FITS + 1, completed
+    assert len(completed) == len(set(completed)) == N_FITS + 3, completed
     # the cancelled fits' traces are the uninterrupted local run's
     labels = {RETRIED, FAILED}
     assert _traces(slurm_run.work, labels) == _traces(one_seed_run.dir, labels)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["measure", "linearity", "split_shape", "BENCHMARK"]
+__all__ = ["measure", "linearity", "split_shape", "load_result", "BENCHMARK"]
 
 #: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
 BENCHMARK = "SAME seconds per pass vs corpus size (synthetic)"
@@ -117,6 +117,45 @@ def linearity(rows) -> dict:
     per_token = y / x
     return {"intercept_s": float(fit.intercept), "seconds_per_token": float(fit.slope),
             "r2": float(fit.rvalue ** 2), "per_token_spread": float(per_token.max() / per_token.min())}
+
+
+def load_result(path) -> dict:
+    """Read a result of this benchmark (claim C9 judges it); checked: JSON, ours
+    (``benchmark``), at least 2 sizes with their factor, tokens and seconds per pass (positive
+    numbers), the fit's R² and spread of seconds per token (numbers) and the settings (an
+    object).
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and what is wrong.
+    """
+    from same.io.textinput import loads_json
+
+    def number(x, positive=False) -> bool:
+        return (isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+                and (x > 0 or not positive))
+
+    try:
+        data = loads_json(Path(path).read_text(encoding="utf-8"), str(path))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: unreadable scaling result ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(data, dict) or data.get("benchmark") != BENCHMARK:
+        raise ValueError(f"{path}: not a scaling result of same-lda (rerun the scaling rule)")
+    sizes, fit = data.get("sizes"), data.get("fit")
+    if not (isinstance(sizes, list) and len(sizes) >= 2 and all(
+            isinstance(r, dict) and all(number(r.get(k), positive=True)
+                                        for k in ("factor", "n_tokens", "seconds_per_pass"))
+            for r in sizes)):
+        raise ValueError(f"{path}: sizes must be at least 2 objects with a positive factor, "
+                         "n_tokens and seconds_per_pass")
+    if not (isinstance(fit, dict) and number(fit.get("r2"))
+            and number(fit.get("per_token_spread"), positive=True)):
+        raise ValueError(f"{path}: fit must hold the numbers r2 and per_token_spread")
+    if not isinstance(data.get("settings"), dict):
+        raise ValueError(f"{path}: settings must be an object")
+    return data
 
 
 def main(argv=None) -> int:

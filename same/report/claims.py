@@ -9,9 +9,6 @@ writes files: :mod:`same.report.render` turns verdicts into Markdown.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
 from .gpu import GPU_DIR, MEASUREMENT_GLOB, SAMPLER
@@ -549,7 +546,9 @@ def claim_c9(datasets: dict, scaling=None) -> Verdict:
     if scaling is None:
         return _not_run("C9", None, "one dataset, and C9's scaling benchmark is switched off "
                         "(scaling: null); run it, or several datasets of one K")
-    sc = json.loads(Path(scaling).read_text())
+    from same.experiments.size_cost import load_result
+
+    sc = load_result(scaling)
     fit, st = sc["fit"], sc["settings"]
     if fit["per_token_spread"] <= rule["max_spread_sizes"] and fit["r2"] >= rule["min_r2"]:
         outcome = Outcome.REPRODUCED

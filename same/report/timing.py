@@ -66,13 +66,27 @@ def load_timing(path: str | os.PathLike | None) -> dict | None:
     if not isinstance(entries, dict):
         raise TimingError(f"{path}: no entries")
     for name, e in entries.items():
-        for r in e.get("rounds", []):
+        rounds = e.get("rounds", []) if isinstance(e, dict) else None
+        if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
+            raise TimingError(f"{path}: entry {name!r}: an object with a list of rounds")
+        for r in rounds:
             p, s = r.get("points"), r.get("seconds")
-            if not (isinstance(p, list) and isinstance(s, list) and len(p) == len(s) >= 1
+            if not (_numbers(p) and _numbers(s) and len(p) == len(s) >= 1
                     and all(np.diff(p) > 0) and all(np.isfinite(s)) and all(np.diff(s) >= 0)):
                 raise TimingError(f"{path}: entry {name!r} round {r.get('round')}: points and "
-                                  "seconds must be increasing lists of one length")
+                                  "seconds must be increasing lists of numbers of one length")
+            load = r.get("machine_load")
+            if load is not None and not (isinstance(load, dict) and (
+                    load.get("other_cores") is None or _numbers([load["other_cores"]]))):
+                raise TimingError(f"{path}: entry {name!r} round {r.get('round')}: "
+                                  "machine_load must be an object whose other_cores is a number")
     return data
+
+
+def _numbers(x) -> bool:
+    """A list of JSON numbers (not booleans)."""
+    return isinstance(x, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in x)
 
 
 def timing_entry(label: str) -> str:

@@ -129,3 +129,39 @@ def test_bad_timing_arguments_are_one_line(tmp_path, split_path, capsys):
                  "--out", str(tmp_path / "t.json")]) == 2
     assert "budget must be a positive integer" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
+
+
+GOOD_ROUND = {"round": 0, "seed": 0, "points": [1, 2], "seconds": [0.5, 1.0],
+              "machine_load": {"other_cores": 0.01}}
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"same": ["not", "an", "object"]}, "entry 'same': an object with a list of rounds"),
+    ({"same": {"rounds": "r0"}}, "entry 'same': an object with a list of rounds"),
+    ({"same": {"rounds": [7]}}, "entry 'same': an object with a list of rounds"),
+    ({"same": {"rounds": [GOOD_ROUND | {"points": ["1", "2"]}]}},
+     "entry 'same' round 0: points and seconds must be increasing lists of numbers of one length"),
+    ({"same": {"rounds": [GOOD_ROUND | {"seconds": [True, 2.0]}]}},
+     "entry 'same' round 0: points and seconds must be increasing lists of numbers of one length"),
+    ({"same": {"rounds": [GOOD_ROUND | {"seconds": [1.0]}]}},
+     "entry 'same' round 0: points and seconds must be increasing lists of numbers of one length"),
+    ({"same": {"rounds": [GOOD_ROUND | {"points": [2, 1]}]}},
+     "entry 'same' round 0: points and seconds must be increasing lists of numbers of one length"),
+    ({"same": {"rounds": [GOOD_ROUND | {"machine_load": "idle"}]}},
+     "entry 'same' round 0: machine_load must be an object whose other_cores is a number"),
+    ({"same": {"rounds": [GOOD_ROUND | {"machine_load": {"other_cores": "0.1"}}]}},
+     "entry 'same' round 0: machine_load must be an object whose other_cores is a number"),
+])
+def test_a_malformed_timing_file_is_one_line_naming_it(tmp_path, entries, message):
+    """Every part of a timing.json the report reads is checked before numpy sees it: a
+    hand-edited or truncated file is a TimingError naming the file, never a traceback."""
+    from same.report.timing import TimingError
+
+    path = tmp_path / "timing.json"
+    path.write_text(json.dumps({"artefact": ARTEFACT, "entries": entries}))
+    with pytest.raises(TimingError) as err:
+        load_timing(path)
+    assert str(err.value) == f"{path}: {message}"
+    good = {"artefact": ARTEFACT, "entries": {"same": {"rounds": [GOOD_ROUND]}}}
+    path.write_text(json.dumps(good))
+    assert load_timing(path) == good

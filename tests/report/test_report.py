@@ -149,12 +149,12 @@ def test_table2_ratios(tmp_path):
 def _scaling(tmp_path, seconds):
     import json
 
-    from same.experiments.size_cost import linearity
+    from same.experiments.size_cost import BENCHMARK, linearity
 
     rows = [{"factor": f, "n_tokens": int(1e5 * f), "seconds_per_pass": t}
             for f, t in zip((1, 2, 4, 8), seconds)]
     path = tmp_path / "scaling.json"
-    path.write_text(json.dumps({"sizes": rows, "fit": linearity(rows),
+    path.write_text(json.dumps({"benchmark": BENCHMARK, "sizes": rows, "fit": linearity(rows),
                                 "settings": {"sampler": "nonzero", "n_components": 8,
                                              "n_copies": 100, "passes": 8,
                                              "steady_passes": 4}}))
@@ -171,6 +171,38 @@ def test_c9_from_synthetic_sizes(tmp_path):
     v = report.claim_c9(info, quadratic)
     assert v.outcome is NOT_REPRODUCED and v.numbers["per_token_spread"] > RULES["C9"][
         "max_spread_partly"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: "{not json", "unreadable scaling result (JSONDecodeError: "),
+    (lambda d: d | {"benchmark": "other"}, "not a scaling result of same-lda (rerun the "
+     "scaling rule)"),
+    (lambda d: [d], "not a scaling result of same-lda (rerun the scaling rule)"),
+    (lambda d: d | {"sizes": d["sizes"][:1]}, "sizes must be at least 2 objects with a "
+     "positive factor, n_tokens and seconds_per_pass"),
+    (lambda d: d | {"sizes": [*d["sizes"][:-1], {"factor": 8, "n_tokens": "800000",
+                                                  "seconds_per_pass": 8.0}]},
+     "sizes must be at least 2 objects with a positive factor, n_tokens and seconds_per_pass"),
+    (lambda d: d | {"sizes": [*d["sizes"][:-1], 3]},
+     "sizes must be at least 2 objects with a positive factor, n_tokens and seconds_per_pass"),
+    (lambda d: d | {"fit": {"r2": None, "per_token_spread": None}},
+     "fit must hold the numbers r2 and per_token_spread"),
+    (lambda d: d | {"fit": "linear"}, "fit must hold the numbers r2 and per_token_spread"),
+    (lambda d: d | {"settings": None}, "settings must be an object"),
+])
+def test_a_malformed_scaling_result_is_one_line_naming_it(tmp_path, edit, message):
+    """C9 checks the scaling benchmark's result before reading it (a hand-edited, truncated
+    or foreign file): a ValueError naming the file, never a KeyError or TypeError."""
+    import json
+
+    info = {"toy": {"df": frame(-7.55, -7.60), **INFO}}
+    path = _scaling(tmp_path, [1.0, 2.02, 3.97, 8.1])
+    edited = edit(json.loads(path.read_text()))
+    path.write_text(edited if isinstance(edited, str) else json.dumps(edited))
+    with pytest.raises(ValueError) as err:
+        report.claim_c9(info, path)
+    assert str(err.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(err.value)
 
 
 def test_scaling_interleaves_sizes_and_keeps_the_fastest_steady_pass():
@@ -420,12 +452,15 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
         return pd.DataFrame({"label": "same", "seed": 0, "pass": [1, 2, 3],
                              "tokens_seen": [1e6, 2e6, 3e6], "n_topics": k,
                              "train_seconds": np.cumsum([secs] * 3)})
+    from same.experiments.size_cost import BENCHMARK
+
     scaling = tmp_path / "s.json"
     scaling.write_text(json.dumps({
-        "fit": {"per_token_spread": 1.05, "r2": 0.999},
+        "benchmark": BENCHMARK, "fit": {"per_token_spread": 1.05, "r2": 0.999},
         "settings": {"sampler": "summed", "n_components": 64, "n_copies": 100,
                      "steady_passes": 3, "passes": 5},
-        "sizes": [{"factor": 1, "n_tokens": 10, "seconds_per_pass": 1.0}]}))
+        "sizes": [{"factor": 1, "n_tokens": 10, "seconds_per_pass": 1.0},
+                  {"factor": 2, "n_tokens": 20, "seconds_per_pass": 2.1}]}))
     v = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(32, 3.0)}}, scaling)
     assert v.outcome is Outcome.REPRODUCED
     assert v.ours[0].startswith("ours: the datasets' K differ (32, 64), so their seconds per "
