@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["SHARED_CORES", "LoadMeter", "machine_busy_seconds", "is_shared"]
+__all__ = ["SHARED_CORES", "LoadMeter", "machine_busy_seconds", "is_shared", "wait_quiet"]
 
 #: Other work averaging more than this many busy cores makes a measurement shared. Measured
 #: on the 2-core VM: idle, 0.003–0.007 (its kernel threads); Snakemake's own scheduler while
@@ -87,3 +87,22 @@ def is_shared(record: dict | None, threshold: float = SHARED_CORES) -> bool:
     if not record or record.get("other_cores") is None:
         return True
     return float(record["other_cores"]) > threshold
+
+
+def wait_quiet(max_seconds: float, threshold: float = SHARED_CORES, window: float = 0.25,
+               *, clock=time.monotonic, sleep=time.sleep) -> float:
+    """Wait, this process idle, until the other work on the machine over one ``window`` (s) is
+    at most ``threshold`` cores, or ``max_seconds`` have passed; returns the seconds waited.
+    A measurement found shared is taken again after this (:mod:`same.experiments.timing`):
+    other work comes in bursts (a workflow's short local jobs, another process's start-up),
+    and a retry at once falls in the same burst. Where the load cannot be read, no wait."""
+    start = clock()
+    while clock() - start < max_seconds:
+        before = machine_busy_seconds()
+        if before is None:
+            break
+        sleep(window)
+        after = machine_busy_seconds()
+        if after is None or (after - before) / window <= threshold:
+            break
+    return clock() - start

@@ -11,8 +11,9 @@ documents, without evaluation, for its whole budget or until ``cap_seconds`` of 
 (interleaved: a slow spell of the machine falls on every method alike) and the seed of round
 r the config's r-th.  Each measurement records the other work on the machine meanwhile
 (:class:`~same.experiments.machine_load.LoadMeter`); one that shared the machine is retried
-(up to ``attempts`` times) and kept marked ``shared`` if it still did, and the report refuses
-it (:mod:`same.report.timing`).
+(up to ``attempts`` times), each time once the machine is quiet again (up to ``quiet_wait``
+seconds of waiting: :func:`~same.experiments.machine_load.wait_quiet`), and kept marked
+``shared`` if it still did, and the report refuses it (:mod:`same.report.timing`).
 
 Time to a quality is then the work to reach it (from the quality traces) times this cost:
 :func:`same.report.timing.retime` maps each checkpoint's pass to the seconds the alone
@@ -40,6 +41,9 @@ DEFAULT_REPEATS = 3
 DEFAULT_CAP_SECONDS = 4.0
 #: Tries per measurement while the machine is shared.
 DEFAULT_ATTEMPTS = 3
+#: Seconds a retry waits at most for the machine to be quiet (other work in bursts: e.g. a
+#: workflow's figure jobs beside a timed SLURM job on a one-node cluster, 3–5 s each).
+DEFAULT_QUIET_WAIT = 30.0
 
 
 def _time_one(spec, X, cap_seconds: float) -> dict:
@@ -62,7 +66,7 @@ def _time_one(spec, X, cap_seconds: float) -> dict:
 
 def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
             cap_seconds: float = DEFAULT_CAP_SECONDS, attempts: int = DEFAULT_ATTEMPTS,
-            tuning=None, progress: bool = True) -> dict:
+            quiet_wait: float = DEFAULT_QUIET_WAIT, tuning=None, progress: bool = True) -> dict:
     """Time every entry alone, interleaved over ``repeats`` rounds (module docstring).
 
     entries : {name: {"spec": RunSpec fields (dict), "tuned": bool}}; a tuned entry's spec
@@ -72,7 +76,8 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
 
     Returns the timing.json object (without provenance): per entry, one record per round with
     ``seed``, ``points`` (passes; CGS iterations), cumulative training ``seconds`` there,
-    ``machine_load`` (:meth:`LoadMeter.record`), ``attempts`` and ``shared``.
+    ``machine_load`` (:meth:`LoadMeter.record`), ``attempts``, ``waited_seconds`` (for the
+    machine to be quiet before each retry, in all) and ``shared``.
 
     Raises
     ------
@@ -82,7 +87,7 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
     """
     from same.data.split import HeldOutSplit, load_split
 
-    from .machine_load import LoadMeter
+    from .machine_load import LoadMeter, wait_quiet
     from .runner import usable_threads
     from .spec import RunSpec
     from .tuning import apply_tuning
@@ -91,6 +96,8 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
         raise ValueError("no entries to time")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    if not quiet_wait >= 0:
+        raise ValueError(f"quiet_wait must be a number of seconds >= 0, got {quiet_wait!r}")
     if not cap_seconds > 0:
         raise ValueError(f"cap_seconds must be positive, got {cap_seconds!r}")
     if not seeds:
@@ -115,7 +122,7 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
         order = names[r % len(names):] + names[:r % len(names)]  # rotated each round
         for name in order:
             spec = replace(specs[name], seed=seed)
-            tries = 0
+            tries, waited = 0, 0.0
             while True:  # again while other work shared the machine, up to ``attempts``
                 tries += 1
                 with meter:
@@ -123,8 +130,10 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
                 load = meter.record()
                 if not load["shared"] or tries >= attempts:
                     break
+                waited += wait_quiet(quiet_wait, meter.threshold)
             out[name]["rounds"].append({"round": r, "seed": seed, **timed,
                                         "machine_load": load, "attempts": tries,
+                                        "waited_seconds": round(waited, 3),
                                         "shared": load["shared"]})
             if progress:
                 print(f"round {r + 1}/{repeats} {name} seed {seed}: {timed['points'][-1]} "

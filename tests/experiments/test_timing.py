@@ -165,3 +165,49 @@ def test_a_malformed_timing_file_is_one_line_naming_it(tmp_path, entries, messag
     good = {"artefact": ARTEFACT, "entries": {"same": {"rounds": [GOOD_ROUND]}}}
     path.write_text(json.dumps(good))
     assert load_timing(path) == good
+
+
+def test_wait_quiet_waits_out_a_burst_of_other_work(monkeypatch):
+    """One core busy for the first second, then 0.1: the wait ends with the first quiet
+    window (0.25 s) after it; always busy, at the limit; the load unreadable, at once."""
+    from same.experiments import machine_load
+
+    clock, busy = [0.0], [0.0]
+
+    def sleep(seconds, cores=lambda t: 1.0 if t <= 1.0 else 0.1):
+        clock[0] += seconds
+        busy[0] += seconds * cores(clock[0])
+
+    monkeypatch.setattr(machine_load, "machine_busy_seconds", lambda: busy[0])
+    wait = machine_load.wait_quiet
+    assert wait(30, clock=lambda: clock[0], sleep=sleep) == pytest.approx(1.25)
+    clock[0] = 0.0
+    assert wait(30, clock=lambda: clock[0], sleep=lambda s: sleep(s, lambda t: 1.0)) == \
+        pytest.approx(30.0)
+    monkeypatch.setattr(machine_load, "machine_busy_seconds", lambda: None)
+    clock[0] = 0.0
+    assert wait(30, clock=lambda: clock[0], sleep=sleep) == 0.0
+
+
+def test_a_shared_measurement_is_retried_once_the_machine_is_quiet(monkeypatch, split_path):
+    """A measurement that shared the machine is taken again after waiting (up to quiet_wait
+    seconds) for the other work to end, not at once into the same burst; the round records
+    its tries and the seconds waited, and keeps only the clean measurement."""
+    from same.experiments import machine_load
+
+    shared = iter([True, False])
+    record = machine_load.LoadMeter.record
+    monkeypatch.setattr(machine_load.LoadMeter, "record",
+                        lambda self: record(self) | {"shared": next(shared, False)})
+    waits = []
+    monkeypatch.setattr(machine_load, "wait_quiet",
+                        lambda max_seconds, threshold: waits.append((max_seconds, threshold))
+                        or 2.5)
+    out = measure({"same": _entries()["same"]}, split_path, seeds=[0], repeats=2,
+                  cap_seconds=1e-9, quiet_wait=12.0, progress=False)
+    rounds = out["entries"]["same"]["rounds"]
+    assert [(r["attempts"], r["waited_seconds"], r["shared"]) for r in rounds] == [
+        (2, 2.5, False), (1, 0.0, False)]
+    assert waits == [(12.0, SHARED_CORES)]
+    with pytest.raises(ValueError, match="quiet_wait must be a number of seconds >= 0"):
+        measure({"same": _entries()["same"]}, split_path, seeds=[0], quiet_wait=-1)
