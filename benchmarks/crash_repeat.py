@@ -15,7 +15,6 @@ exit status. A native crash is a negative status (a signal) or 134/139. Writes a
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import os
@@ -27,6 +26,8 @@ import tempfile
 import time
 from importlib.metadata import version
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def _cases(folder: Path) -> dict[str, tuple[Path, int]]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--out", type=Path, help="JSON record to write (default: print only)")
     args = ap.parse_args(argv)

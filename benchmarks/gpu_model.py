@@ -25,9 +25,9 @@ what a trained model at m = 100 gives, where a few topics hold most mass).
 
 from __future__ import annotations
 
-import argparse
 import json
 
+from same.io.cli import ArgumentParser
 from same.model.kernels import launch, traffic
 
 H100 = {"name": "H100 SXM5 80GB (HBM3)", "hbm_bytes_per_s": 3.35e12,
@@ -125,7 +125,7 @@ def model(positive: float, n_inner: int = N_INNER) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positive", type=float, default=8.0,
                     help="(nonzero, topic) pairs with a positive draw per nonzero, high end")
     ap.add_argument("--out", default="results/gpu/model.json")

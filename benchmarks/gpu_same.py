@@ -27,7 +27,6 @@ Smoke test on a CPU (tiny, numpy backend):
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -35,6 +34,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from same.io.cli import ArgumentParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_kernels import agreement, kernel_times, make_timer, sync  # noqa: E402
@@ -99,7 +100,7 @@ def pubmed_step(xp, n_topics, n_inner, seed=0) -> dict:
 
 
 def _args():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=SHAPES, default="nytimes")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the shape's D and NNZ")
     ap.add_argument("--backend", default="cupy")

@@ -15,7 +15,6 @@ commit, the commits that changed same/kernels marked) and history/README.md.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -29,6 +28,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -259,7 +260,7 @@ minutes here): `{info['command']}`; redraw from the committed results:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("mode", nargs="?", choices=["all", "run", "plot"], default="all")
     p.add_argument("--commits", type=int, default=32)
     p.add_argument("--rounds", type=int, default=2)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from same.io.cli import ArgumentParser
+
 NYTIMES_LINES = 69_679_427
 
 
@@ -104,7 +106,7 @@ BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=10_000_000)
     ap.add_argument("--out", default="results/bench/parse.json")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -13,11 +13,12 @@ parameters), for the confirming re-run.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 WORSE = {"+", "!"}  # asv compare's marks for a slowdown beyond the factor and a new failure
 NA = "n/a"  # asv compare's cell for a benchmark skipped or absent at a commit
@@ -91,7 +92,7 @@ def write_regex(path: Path, regex: str) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("compare_output", type=Path, help="a file holding `asv compare` output")
     ap.add_argument("--factor", default="the factor", help="the factor, for the message")
     ap.add_argument("--regex-out", type=Path, help="write the --bench regex of worse ones here")

@@ -12,11 +12,12 @@ only the prose is written here.  README.md is rewritten between ``<!-- bench:gpu
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "results" / "gpu" / "model.json"
@@ -123,7 +124,7 @@ def newest_measurement() -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite README.md's gpu_model block, or with ``--check`` exit 1 if it is stale."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="only report a stale block (exit 1)")
     ap.add_argument("--readme", type=Path, default=REPO / "README.md")
     ap.add_argument("--model", type=Path, default=MODEL)

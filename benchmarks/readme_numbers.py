@@ -11,7 +11,6 @@ and nowhere else, by one rename of a complete new file (:mod:`same.io.outputs`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -19,6 +18,8 @@ import textwrap
 from decimal import ROUND_HALF_UP, Decimal
 from math import floor, log10
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 WIDTH = 95
@@ -313,7 +314,7 @@ def write_atomic(path: Path, old: str, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite README.md's bench blocks, or with ``--check`` exit 1 if they are stale."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1)")
     ap.add_argument("--readme", type=Path, default=REPO / "README.md")
     ap.add_argument("--bench", type=Path, default=REPO / "results" / "bench")

@@ -14,7 +14,6 @@ prose is written here. README.md is rewritten between ``<!-- bench:NAME:begin --
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import re
@@ -22,6 +21,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+from same.io.cli import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("readme_numbers",
@@ -293,7 +294,7 @@ def render_blocks(results: Path = REPO / "results") -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite README.md's result blocks, or with ``--check`` exit 1 if they are stale."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1)")
     ap.add_argument("--readme", type=Path, default=REPO / "README.md")
     args = ap.parse_args(argv)

@@ -27,7 +27,6 @@ Every figure is for this machine only; the machine, versions and commit are reco
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -38,6 +37,8 @@ import numpy as np
 
 #: issue 12's targets (s/pass, KOS, K=64, m=100, n_inner=5, 2 threads)
 from draw_floor import _timed, draw_floor  # noqa: E402  (beside this script)
+
+from same.io.cli import ArgumentParser
 
 TARGETS = {"summed": 0.025, "nonzero": 0.3}
 
@@ -160,7 +161,7 @@ def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
 
 
 def _args():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="kos")
     ap.add_argument("--n-topics", type=int, default=64)
     ap.add_argument("--n-samples", type=float, default=100.0)

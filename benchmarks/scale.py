@@ -19,7 +19,6 @@ Seconds here are one pass on a shared 2-core machine: an order of magnitude, not
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from same.data.corpus import REGISTRY  # the corpora's shapes, one source
+from same.io.cli import ArgumentParser
 
 NYTIMES = {k: getattr(REGISTRY["nytimes"], k) for k in ("n_docs", "n_words", "nnz", "n_tokens")}
 PUBMED_NNZ, PUBMED_DOCS = REGISTRY["pubmed"].nnz, REGISTRY["pubmed"].n_docs
@@ -248,7 +248,7 @@ BENCHMARK = "peak RSS and seconds per pass at NYTimes-shaped synthetic sizes"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fractions", type=int, nargs="+", default=[64, 16, 8])
     ap.add_argument("--n-topics", type=int, default=256)
     ap.add_argument("--out", default="results/bench/scale.json")

@@ -19,6 +19,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from same.io.cli import ArgumentParser
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "results" / "bench" / "workflow_runs.json"
 BENCHMARK = "wall time of workflow runs from a fresh clone"
@@ -31,7 +33,7 @@ def counts(log: str) -> tuple[int, int]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", required=True, help="key in workflow_runs.json (quick, corpora)")
     ap.add_argument("--what", required=True, help="the README's name for the run")
     ap.add_argument("--note", default="", help="a clause the README adds after the counts")

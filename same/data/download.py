@@ -26,9 +26,22 @@ CACHE_DISK_REMEDY = "free space there or set $SAME_CACHE_DIR to another folder, 
 
 
 def _search_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
+    """Where a corpus file is looked for: ``data_dir`` (given, it must be a directory: a
+    mistyped one is an error, not silently skipped), each directory of ``$SAME_DATA_DIR`` (a
+    path list; those that do not exist are skipped), then the cache.
+
+    Raises
+    ------
+    CorpusNotFoundError
+        ``data_dir`` given and not a directory.
+    """
     dirs: list[Path] = []
     if data_dir is not None:
-        dirs.append(Path(data_dir).expanduser())
+        given = Path(data_dir).expanduser()
+        if not given.is_dir():
+            raise CorpusNotFoundError(f"{given}: the data directory (data_dir, --data-dir) "
+                                      f"{'is not a directory' if given.exists() else 'does not exist'}")
+        dirs.append(given)
     for part in os.environ.get("SAME_DATA_DIR", "").split(os.pathsep):
         if part:
             dirs.append(Path(part).expanduser())

@@ -24,6 +24,8 @@ import signal
 import sys
 from pathlib import Path
 
+from same.io.cli import ArgumentParser
+
 __all__ = ["main", "build_parser"]
 
 PROG = "same-lda"
@@ -39,7 +41,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
     from .spec import METHODS, RunSpec
 
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
+    ap = ArgumentParser(prog=prog, description=__doc__, formatter_class=_Formatter)
     sub = ap.add_subparsers(dest="command", required=True,
                             metavar="{split,synthesize,fit,score,check}")
 

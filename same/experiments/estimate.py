@@ -33,10 +33,11 @@ cache lacks a kernel, once, as the run's first jobs would have: that is not coun
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import asdict, dataclass
+
+from same.io.cli import ArgumentParser
 
 from .estimate_probe import (  # noqa: F401  (Costs, cost_key, score_key: this module's API too)
     PROBE_PASSES,
@@ -206,6 +207,8 @@ def estimate(plan: dict, costs: Costs | None = None) -> dict:
 
 #: The keys every plan gives (the rule's estimate_plan).
 PLAN_KEYS = ("cores", "threads", "seeds", "splits", "fits")
+#: The keys of each planned fit.
+FIT_KEYS = ("dataset", "label", "spec", "jobs", "exclusive")
 
 
 def read_plan(text: str) -> dict:
@@ -229,6 +232,21 @@ def read_plan(text: str) -> dict:
         raise ValueError(f"--plan: no {', '.join(missing)}")
     if not plan["fits"]:
         raise ValueError("--plan: no fit planned")
+    if not isinstance(plan["fits"], list) or not isinstance(plan["splits"], dict):
+        raise ValueError("--plan: fits must be a list and splits an object")
+    from .spec import RunSpec
+
+    for i, fit in enumerate(plan["fits"]):
+        if not (isinstance(fit, dict) and set(FIT_KEYS) <= set(fit)
+                and isinstance(fit["spec"], dict)):
+            raise ValueError(f"--plan: fits[{i}] must be an object with {', '.join(FIT_KEYS)} "
+                             "(spec an object)")
+        if fit["dataset"] not in plan["splits"]:
+            raise ValueError(f"--plan: fits[{i}]: dataset {fit['dataset']!r} has no split")
+        try:
+            RunSpec(**fit["spec"]).validate()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"--plan: fits[{i}].spec: {exc}") from None
     return plan
 
 
@@ -240,7 +258,7 @@ def main(argv=None) -> int:
 
     from .provenance import provenance, write_json
 
-    ap = argparse.ArgumentParser(prog="python -m same.experiments.estimate",
+    ap = ArgumentParser(prog="python -m same.experiments.estimate",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--plan", required=True, help="the rule's plan (JSON)")
     ap.add_argument("--out", required=True, help="estimate.json")

@@ -19,12 +19,13 @@ JIT compilation is never timed (:attr:`same.model.sampler.SameLDA.compile_second
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from same.io.cli import ArgumentParser
 
 __all__ = ["measure", "linearity", "split_shape", "load_result", "BENCHMARK"]
 
@@ -54,7 +55,9 @@ def measure(factors, base: str = "kos", n_components: int = 64,
     Raises
     ------
     ValueError
-        Unknown base shape, non-positive factor, or fewer than 4 passes.
+        Unknown base shape, a factor that is not a positive finite number or makes more
+        nonzeros than a 64-bit index holds, fewer than 4 passes, a bad SameLDA parameter or
+        thread count; all before any corpus is drawn.
     """
     from same.data.corpus import REGISTRY
     from same.data.protocol import paper_batch_size
@@ -66,16 +69,22 @@ def measure(factors, base: str = "kos", n_components: int = 64,
 
     if shape is None and base not in REGISTRY:
         raise ValueError(f"base must be one of {sorted(REGISTRY)}, got {base!r}")
-    if any(f <= 0 for f in factors):
-        raise ValueError(f"factors must be positive, got {factors}")
+    if not all(isinstance(f, (int, float)) and np.isfinite(f) and f > 0 for f in factors):
+        raise ValueError(f"factors must be positive finite numbers, got {list(factors)}")
     if passes < 4:
         raise ValueError(f"passes must be at least 4 (>= 2 steady passes), got {passes}")
     if shape is None:
         info = REGISTRY[base]
         shape = (info.n_docs, info.n_words, info.nnz, info.n_tokens)
     D, W, NNZ, tokens = shape
-    set_threads(threads)
+    for f in factors:
+        if tokens * f >= 2 ** 63:
+            raise ValueError(f"factor {f:g} makes {tokens * f:.3g} tokens of {base}'s make-up, "
+                             "beyond a 64-bit count")
     batch_size = paper_batch_size(D)  # the base's minibatch size: more minibatches per pass
+    SameLDA(n_components=n_components, n_copies=n_copies, max_iter=passes, sampler=sampler,
+            batch_size=batch_size, random_state=seed)._validate_params()  # before any draw
+    set_threads(threads)
     corpora, fits, marks = [], [], []
     for f in factors:
         counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
@@ -165,7 +174,7 @@ def main(argv=None) -> int:
 
     from .provenance import write_json
 
-    ap = argparse.ArgumentParser(prog="python -m same.experiments.size_cost", description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m same.experiments.size_cost", description=__doc__.splitlines()[0])
     ap.add_argument("--factors", type=float, nargs="+", required=True,
                     help="size factors (the workflow passes config scaling.factors)")
     base = ap.add_mutually_exclusive_group()
@@ -192,8 +201,12 @@ def main(argv=None) -> int:
             print(f"{ap.prog}: --split: {exc}", file=sys.stderr)
             return 2
         name = args.name or Path(args.split).parent.name
-    result = measure(args.factors, name, args.n_components, args.n_copies, args.passes,
-                     args.sampler, args.threads, shape=shape)
+    try:
+        result = measure(args.factors, name, args.n_components, args.n_copies, args.passes,
+                         args.sampler, args.threads, shape=shape)
+    except ValueError as exc:  # a bad option (named), before any corpus is drawn
+        print(f"{ap.prog}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     write_json(args.out, result, option="--out")
     print(json.dumps(result["fit"]))
     return 0

@@ -117,6 +117,7 @@ class RunSpec:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         for name in ("doc_topic_prior", "topic_word_prior"):
             v = getattr(self, name)
+            _check_int_sizes({name: v})  # an integer α or β reaches numpy as one
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")

@@ -27,9 +27,10 @@ half of the timed passes).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
+
+from same.io.cli import ArgumentParser
 
 __all__ = ["ARTEFACT", "measure", "main", "DEFAULT_REPEATS", "DEFAULT_CAP_SECONDS"]
 
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
 
     from .provenance import provenance, write_json
 
-    ap = argparse.ArgumentParser(prog="python -m same.experiments.timing",
+    ap = ArgumentParser(prog="python -m same.experiments.timing",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--split", required=True, help="the split whose training documents are used")
     ap.add_argument("--entries", required=True,

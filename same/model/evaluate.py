@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .backend import array_module, sparse_module, to_numpy
-from .heldout_inputs import _as_csr, check_topic_word
+from .heldout_inputs import _as_csr, check_doc_topic_prior, check_topic_word
 from .kernels import sddmm
 from .lefttoright import DEFAULT_PARTICLES, DEFAULT_SEED, left_to_right
 
@@ -128,8 +128,7 @@ def _loglik_block(counts, theta, phi_t, first_doc: int = 0) -> float:
 
 def _prepare(topic_word, doc_topic_prior, dtype, n_iter=1, chunk_nnz=1):
     """φᵀ (W, K) after φ, α and the iteration and chunk sizes are checked."""
-    if not (np.isscalar(doc_topic_prior) and np.isfinite(doc_topic_prior) and doc_topic_prior > 0):
-        raise ValueError(f"doc_topic_prior must be a positive finite number, got {doc_topic_prior!r}")
+    check_doc_topic_prior(doc_topic_prior)
     for name, value, low in (("n_iter", n_iter, 0), ("chunk_nnz", chunk_nnz, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")

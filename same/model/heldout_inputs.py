@@ -1,6 +1,6 @@
 """The evaluator's input checks, shared by :mod:`same.model.evaluate` and
-:mod:`same.model.lefttoright`: φ (rows on the simplex) and sparse count arguments through the
-one input gate (:func:`same.data.count_matrix.validate_counts`)."""
+:mod:`same.model.lefttoright`: α, φ (rows on the simplex) and sparse count arguments through
+the one input gate (:func:`same.data.count_matrix.validate_counts`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,29 @@ from same.data.count_matrix import validate_counts
 
 from .backend import array_module, sparse_module, to_backend
 
-__all__ = ["check_topic_word"]
+__all__ = ["check_doc_topic_prior", "check_topic_word"]
+
+
+def check_doc_topic_prior(doc_topic_prior) -> float:
+    """α as a float: a positive finite real scalar (a Python int of any size is one: numpy's
+    isfinite refuses those beyond 64 bits); a bool, array, string or NaN is not.
+
+    Raises
+    ------
+    ValueError
+        ``doc_topic_prior must be a positive finite number, got ...``.
+    """
+    import numpy as np
+
+    try:
+        alpha = float(doc_topic_prior) if np.isscalar(doc_topic_prior) and not isinstance(
+            doc_topic_prior, (bool, str, bytes)) else np.nan
+    except (TypeError, ValueError, OverflowError):
+        alpha = np.nan
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"doc_topic_prior must be a positive finite number, got "
+                         f"{doc_topic_prior!r}")
+    return alpha
 
 
 def check_topic_word(topic_word, n_words: int | None = None, atol: float = 1e-4):

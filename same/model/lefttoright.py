@@ -60,6 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import to_numpy
+from .heldout_inputs import check_doc_topic_prior
 from .kernels import as_key
 from .kernels.elements import mix64
 from .kernels.lefttoright import l2r_docs
@@ -92,9 +93,7 @@ _SEED_SALT = 0x1EF72A1D5EED0C0D
 
 def _check_settings(doc_topic_prior, n_particles, seed) -> None:
     """α, R and the seed, each refused with one line naming it (as :mod:`same.model.evaluate`)."""
-    if not (np.isscalar(doc_topic_prior) and np.isfinite(doc_topic_prior) and doc_topic_prior > 0):
-        raise ValueError(f"doc_topic_prior must be a positive finite number, got "
-                         f"{doc_topic_prior!r}")
+    check_doc_topic_prior(doc_topic_prior)
     if isinstance(n_particles, bool) or not isinstance(n_particles, (int, np.integer)) \
             or n_particles < 1:
         raise ValueError(f"n_particles must be an integer >= 1, got {n_particles!r}")

@@ -58,9 +58,9 @@ def write_markdown_page(md_path: str | os.PathLike, html_path: str | os.PathLike
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m same.report.html MD HTML``: one page (the workflow's page rules)."""
-    import argparse
+    from same.io.cli import ArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m same.report.html", description=__doc__)
+    ap = ArgumentParser(prog="python -m same.report.html", description=__doc__)
     ap.add_argument("md", help="a table's or claims' Markdown file")
     ap.add_argument("html", help="the page to write")
     args = ap.parse_args(argv)

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from same.data import corpus
 from same.data.corpus import CacheWarning, CorpusFormatError, CorpusNotFoundError
+from same.data.newsgroups import newsgroups_folders
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -194,6 +195,23 @@ def test_missing_file_offline(tmp_path, monkeypatch, cache_path):
     assert "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/docword.nips.txt.gz" in msg
     assert str(cache_path) in msg
     assert leftovers(cache_path) == []
+
+
+def test_a_data_dir_that_is_no_directory_is_named_not_skipped(tmp_path, monkeypatch,
+                                                              cache_path, uci_dir):
+    """``--data-dir`` mistyped was skipped without a word: the corpus came from
+    $SAME_DATA_DIR or the cache (or a download was tried), never from where the user said."""
+    monkeypatch.setenv("SAME_DATA_DIR", str(uci_dir))  # the corpus is there
+    missing, a_file = tmp_path / "no_such_dir", tmp_path / "file.txt"
+    a_file.write_text("x")
+    for given, why in ((missing, "does not exist"), (a_file, "is not a directory")):
+        for load in (lambda d: corpus.load("kos", d, download=False),
+                     lambda d: newsgroups_folders(d, download=False)):
+            with pytest.raises(CorpusNotFoundError) as err:
+                load(given)
+            assert str(err.value) == f"{given}: the data directory (data_dir, --data-dir) {why}"
+    assert leftovers(cache_path) == []  # nothing fetched, parsed or cached for a refusal
+    assert corpus.load("kos", uci_dir, download=False).counts.shape == (3430, 6906)
 
 
 def test_local_copy_with_wrong_hash(tmp_path, monkeypatch, cache_path):

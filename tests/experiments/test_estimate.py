@@ -163,6 +163,28 @@ def test_a_bad_plan_is_one_line_and_nothing_written(tmp_path, capsys):
     assert not out.exists() and not table.exists()
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: p | {"fits": [{"dataset": "d"}]},
+     "--plan: fits[0] must be an object with dataset, label, spec, jobs, exclusive (spec an "
+     "object)"),
+    (lambda p: p | {"fits": [p["fits"][0] | {"spec": "same"}]},
+     "--plan: fits[0] must be an object with dataset, label, spec, jobs, exclusive (spec an "
+     "object)"),
+    (lambda p: p | {"fits": {"same": 1}}, "--plan: fits must be a list and splits an object"),
+    (lambda p: p | {"fits": [p["fits"][0] | {"dataset": "other"}]},
+     "--plan: fits[0]: dataset 'other' has no split"),
+    (lambda p: p | {"fits": [p["fits"][0] | {"spec": p["fits"][0]["spec"] | {"budget": 0}}]},
+     "--plan: fits[0].spec: budget must be a positive integer, got 0"),
+])
+def test_a_plan_whose_fits_are_malformed_is_one_line(tmp_path, capsys, edit, message):
+    """Every planned fit is checked before the probe (a KeyError before)."""
+    out, table = tmp_path / "estimate.json", tmp_path / "estimate.txt"
+    plan = edit(_plan())
+    assert main(["--plan", json.dumps(plan), "--out", str(out), "--table", str(table)]) == 2
+    assert capsys.readouterr().err == f"python -m same.experiments.estimate: error: {message}\n"
+    assert not out.exists() and not table.exists()
+
+
 def test_a_foreign_file_at_out_is_refused_before_the_probe(tmp_path, capsys):
     out = tmp_path / "estimate.json"
     out.write_text('{"mine": 1}\n')

@@ -338,6 +338,10 @@ def test_spec_json_with_a_key_given_twice_is_refused_naming_it():
     ({"params": {"n_inner": 10**25}}, f"n_inner: 1000...0 (26 digits) {TOO_LARGE}"),
     ({"method": "vb_batch", "params": {"chunksize": 10**30}},
      f"chunksize: 1000...0 (31 digits) {TOO_LARGE}"),
+    # α or β a whole number: reached the evaluator after training (np.isfinite refuses a
+    # Python int beyond 64 bits), or an OverflowError at spec time beyond a float's range
+    ({"doc_topic_prior": 10**20}, f"doc_topic_prior: 1000...0 (21 digits) {TOO_LARGE}"),
+    ({"topic_word_prior": -10**400}, f"topic_word_prior: -1000...0 (401 digits) {TOO_LARGE}"),
 ])
 def test_spec_integer_beyond_64_bits_is_one_line_naming_it(fields, message):
     """``"n_components": 1`` and 400 zeros ended in an OverflowError traceback from

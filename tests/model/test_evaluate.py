@@ -169,9 +169,12 @@ def test_bad_inputs(syn, syn_split):
     with pytest.raises(ValueError, match=r"topic_word has 119 words but split '<matrix>' has 120"):
         phi = syn.topic_word[:, :119]
         ev.evaluate(phi / phi.sum(1, keepdims=True), 0.2, syn_split)
-    for alpha in (0, -1, float("nan")):
+    for alpha in (0, -1, float("nan"), True, "0.2", 10**400, np.array([0.2])):
         with pytest.raises(ValueError, match=r"doc_topic_prior must be a positive finite number"):
             ev.evaluate(syn.topic_word, alpha, syn_split)
+    # a whole number is a number, of any size numpy's isfinite would refuse
+    assert ev.evaluate(syn.topic_word, 2**64, syn_split) == ev.evaluate(
+        syn.topic_word, float(2**64), syn_split)
     with pytest.raises(TypeError, match=r"counts must be a sparse \(CSR\) matrix, got ndarray"):
         ev.bidmach_loglik(syn.topic_word, 0.2, syn.counts.toarray())
     empty = sp.csr_matrix((3, 120))

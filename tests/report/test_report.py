@@ -470,6 +470,34 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
     assert "spread" in same_k.numbers and same_k.outcome is Outcome.NOT_REPRODUCED
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--factors", "-1"], "factors must be positive finite numbers, got [-1.0]"),
+    (["--factors", "nan"], "factors must be positive finite numbers, got [nan]"),
+    (["--factors", "0.5", "inf"], "factors must be positive finite numbers, got [0.5, inf]"),
+    (["--factors", "1e30"], "factor 1e+30 makes 4.68e+35 tokens of kos's make-up, beyond a "
+     "64-bit count"),
+    (["--factors", "1", "--base", "zzz"], "base must be one of ['enron', 'kos', 'nips', "
+     "'nytimes', 'pubmed'], got 'zzz'"),
+    (["--factors", "1", "--n-components", "0"], "The 'n_components' parameter of SameLDA must "
+     "be an int in the range [1, inf). Got 0 instead."),
+    (["--factors", "1", "--sampler", "zzz"], "The 'sampler' parameter of SameLDA must be a str "
+     "among {"),  # a set: its order varies
+    (["--factors", "1", "--passes", "3"], "passes must be at least 4 (>= 2 steady passes), "
+     "got 3"),
+    (["--factors", "1", "--threads", "0"], "The number of threads must be between 1 and "),
+])
+def test_a_bad_scaling_option_is_one_line_before_any_corpus_is_drawn(tmp_path, capsys, args,
+                                                                      message):
+    """Each was a traceback (exit 1), several after drawing the first corpus."""
+    from same.experiments.size_cost import main
+
+    out = tmp_path / "o.json"
+    assert main([*args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m same.experiments.size_cost: error: {message}"), err
+    assert err.count("\n") == 1 and "pass 1/" not in err and not out.exists()
+
+
 def test_scaling_copies_the_make_up_of_a_split_of_ones_own(tmp_path, capsys):
     """C9's base may be a corpus of the profile's own (issue 52): the synthetic sizes copy its
     split's training documents (documents, nonzeros, tokens × factor, its vocabulary), and

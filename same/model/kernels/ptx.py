@@ -13,7 +13,6 @@ wheel (pulled in by ``numba-cuda[cu12]``) or the CUDA toolkit on ``PATH``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import re
 import shutil
@@ -22,6 +21,8 @@ import sys
 import tempfile
 import types
 from pathlib import Path
+
+from same.io.cli import ArgumentParser
 
 __all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames"]
 
@@ -127,7 +128,7 @@ def stack_frames(ptx: str, arch: str = "sm_90") -> list[int]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m same.model.kernels.ptx",
+    ap = ArgumentParser(prog="python -m same.model.kernels.ptx",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0 or 9.0")
     ap.add_argument("--out", default=None, help="directory for .ptx and .cubin files")
