@@ -30,8 +30,11 @@ def check_doc_topic_prior(doc_topic_prior) -> float:
     except (TypeError, ValueError, OverflowError):
         alpha = np.nan
     if not (np.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"doc_topic_prior must be a positive finite number, got "
-                         f"{doc_topic_prior!r}")
+        from same.io.textinput import int_text
+
+        shown = (int_text(doc_topic_prior) if isinstance(doc_topic_prior, int)
+                 and not isinstance(doc_topic_prior, bool) else repr(doc_topic_prior))
+        raise ValueError(f"doc_topic_prior must be a positive finite number, got {shown}")
     return alpha
 
 

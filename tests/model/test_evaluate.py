@@ -172,6 +172,10 @@ def test_bad_inputs(syn, syn_split):
     for alpha in (0, -1, float("nan"), True, "0.2", 10**400, np.array([0.2])):
         with pytest.raises(ValueError, match=r"doc_topic_prior must be a positive finite number"):
             ev.evaluate(syn.topic_word, alpha, syn_split)
+    with pytest.raises(ValueError) as err:  # one short line, even past str()'s 4300 digits
+        ev.evaluate(syn.topic_word, -10**5000, syn_split)
+    assert str(err.value) == ("doc_topic_prior must be a positive finite number, got "
+                              "-an integer of about 5001 digits")
     # a whole number is a number, of any size numpy's isfinite would refuse
     assert ev.evaluate(syn.topic_word, 2**64, syn_split) == ev.evaluate(
         syn.topic_word, float(2**64), syn_split)
