@@ -259,7 +259,7 @@ def main(argv=None) -> int:
     from .provenance import provenance, write_json
 
     ap = ArgumentParser(prog="python -m same.experiments.estimate",
-                                 description=__doc__.splitlines()[0])
+                        description=__doc__.splitlines()[0])
     ap.add_argument("--plan", required=True, help="the rule's plan (JSON)")
     ap.add_argument("--out", required=True, help="estimate.json")
     ap.add_argument("--table", required=True, help="the printed table (text)")

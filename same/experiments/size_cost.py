@@ -56,7 +56,7 @@ def measure(factors, base: str = "kos", n_components: int = 64,
     ------
     ValueError
         Unknown base shape, a factor that is not a positive finite number or makes more
-        nonzeros than a 64-bit index holds, fewer than 4 passes, a bad SameLDA parameter or
+        tokens than a 64-bit count holds, fewer than 4 passes, a bad SameLDA parameter or
         thread count; all before any corpus is drawn.
     """
     from same.data.corpus import REGISTRY
@@ -139,11 +139,11 @@ def load_result(path) -> dict:
     ValueError
         One line naming the file and what is wrong.
     """
+    from same.io.schema import is_number
     from same.io.textinput import loads_json
 
     def number(x, positive=False) -> bool:
-        return (isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
-                and (x > 0 or not positive))
+        return is_number(x) and (x > 0 or not positive)
 
     try:
         data = loads_json(Path(path).read_text(encoding="utf-8"), str(path))

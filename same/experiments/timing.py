@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     from .provenance import provenance, write_json
 
     ap = ArgumentParser(prog="python -m same.experiments.timing",
-                                 description=__doc__.splitlines()[0])
+                        description=__doc__.splitlines()[0])
     ap.add_argument("--split", required=True, help="the split whose training documents are used")
     ap.add_argument("--entries", required=True,
                     help='JSON: {name: {"spec": {RunSpec fields}, "tuned": false}}')

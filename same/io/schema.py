@@ -19,14 +19,16 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["check_schema", "load_schema", "schema_error", "error_key", "error_message"]
+__all__ = ["check_schema", "load_schema", "schema_error", "error_key", "error_message",
+           "is_number"]
 
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
+    """A JSON number as the schemas mean it: an int or a finite float, not a boolean."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and (not isinstance(value, float) or math.isfinite(value)))
 
@@ -53,7 +55,7 @@ def _validator(path: Path):
 
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine_many({"integer": lambda _c, v: _is_int(v),
-                                               "number": lambda _c, v: _is_number(v)})
+                                               "number": lambda _c, v: is_number(v)})
     strict = jsonschema.validators.extend(base, type_checker=checker)
 
     def retrieve(uri: str):

@@ -84,9 +84,10 @@ def load_timing(path: str | os.PathLike | None) -> dict | None:
 
 
 def _numbers(x) -> bool:
-    """A list of JSON numbers (not booleans)."""
-    return isinstance(x, list) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in x)
+    """A list of JSON numbers (:func:`same.io.schema.is_number`)."""
+    from same.io.schema import is_number
+
+    return isinstance(x, list) and all(map(is_number, x))
 
 
 def timing_entry(label: str) -> str:

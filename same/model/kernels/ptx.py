@@ -129,7 +129,7 @@ def stack_frames(ptx: str, arch: str = "sm_90") -> list[int]:
 
 def main(argv=None) -> int:
     ap = ArgumentParser(prog="python -m same.model.kernels.ptx",
-                                 description=__doc__.splitlines()[0])
+                        description=__doc__.splitlines()[0])
     ap.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0 or 9.0")
     ap.add_argument("--out", default=None, help="directory for .ptx and .cubin files")
     args = ap.parse_args(argv)
