@@ -108,6 +108,51 @@ def _sweep(n_topics, m, accumulate=True, max_count=4, seed=0, flat=False):
             f"{guided} nonzeros split by a guide table")
 
 
+def _draws_spread(n_topics=256, m=100.0, heavy=8):
+    """The K draws of a nonzero spread over the lanes: θ_d's weight on topics 0 … heavy − 1,
+    all of them lane 0's (⌈K/32⌉ = 8 topics a lane at K = 256), so each is drawn alone (λ ≈ m/8
+    ≥ 10: PTRS) and the rest are pooled.  Every Poisson call is recorded with its lane: each
+    nonzero's heavy + 1 draws (its lone topics and the pooled count) are made by heavy + 1
+    lanes, one each, not ``heavy`` in a row by the lane owning them; and T and P are the CPU's."""
+    import threading
+    from collections import Counter
+
+    from same.model.kernels import cuda_warp
+
+    counts, _, _ = problem(6, 8, n_topics, seed=6, long_doc=False, max_count=1)
+    theta = np.full((6, n_topics), 1e-3, dtype=np.float32)
+    theta[:, :heavy] = 50.0
+    phi_t = np.full((8, n_topics), 0.125, dtype=np.float32)
+    mu = kernels.sddmm(counts.indptr, counts.indices, theta, phi_t)
+    cpu_t, cpu_p = np.empty(theta.shape, np.int32), np.empty(phi_t.shape, np.int32)
+    kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t, mu, m,
+                              77, cpu_t, cpu_p)
+    calls: Counter = Counter()
+    real = cuda_warp.poisson
+
+    def recorded(lam, key, base):
+        j = (int(base) >> 20) // (n_topics + 1)
+        calls[(j, threading.current_thread().threadIdx.x)] += 1
+        return real(lam, key, base)
+
+    gpu_t, gpu_p = np.empty(theta.shape, np.int32), np.empty(phi_t.shape, np.int32)
+    cuda_warp.poisson = recorded
+    try:
+        with kernels.cuda_on_host():
+            kernels.sample_accumulate(counts.indptr, counts.indices, counts.data, theta, phi_t,
+                                      mu, m, 77, gpu_t, gpu_p)
+    finally:
+        cuda_warp.poisson = real
+    per_nonzero = Counter(j for j, _ in calls.elements())
+    most = max(calls.values())
+    spread = (set(per_nonzero) == set(range(counts.nnz))
+              and all(n == heavy + 1 for n in per_nonzero.values()) and most == 1)
+    same = np.array_equal(cpu_t, gpu_t) and np.array_equal(cpu_p, gpu_p)
+    return spread and same, (
+        f"{counts.nnz} nonzeros, Poisson calls per nonzero {sorted(set(per_nonzero.values()))} "
+        f"(expected {heavy + 1}), most by one lane for one nonzero {most}; T and P equal: {same}")
+
+
 def _poisson(dtype):
     rng = np.random.default_rng(5)
     lam = np.concatenate([rng.random(40) * 2, rng.random(30) * 40 + 10, [0.0]]).astype(dtype)
@@ -248,6 +293,7 @@ CASES = {
     "sweep_without_p": lambda: _sweep(6, 20.0, accumulate=False),
     "sweep_k64": lambda: _sweep(64, 50.0, seed=3),
     "sweep_guide_table": lambda: _sweep(64, 20.0, flat=True),
+    "sweep_draws_spread": _draws_spread,
     "poisson_f32": lambda: _poisson(np.float32),
     "poisson_f64": lambda: _poisson(np.float64),
     "summed_k37_m100": lambda: _summed(37, 100.0),

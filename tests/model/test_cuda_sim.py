@@ -22,6 +22,7 @@ pytestmark = pytest.mark.gpu_sim
 HERE = Path(__file__).resolve().parent
 SIM_CASES = ["sddmm_f32", "sddmm_f64", "sweep_k37_m100", "sweep_k5_m1", "sweep_m_below_1",
              "sweep_ptrs_branch", "sweep_without_p", "sweep_k64", "sweep_guide_table",
+             "sweep_draws_spread",
              "poisson_f32", "poisson_f64", "summed_k37_m100", "summed_k5_m_below_1",
              "summed_fused_ratio_k37",
              "summed_chunked_k37", "summed_chunked_k5_m_below_1", "traffic", "samelda_fit",
@@ -110,6 +111,23 @@ def test_kernel_stack_frames_are_small_for_every_k(ptx):
         for text in texts:
             frames = stack_frames(text, f"sm_{cc[0]}{cc[1]}")
             assert frames and max(frames) <= 4096, (name, frames)
+
+
+def test_only_a_register_cap_spills(ptx):
+    """No kernel spills registers to local memory on its own (``ptxas -v``); the per-nonzero
+    sampler does under its cap (cuda.MAX_REGISTERS, passed to ptxas as a GPU launch passes
+    it), as the README says ("spills a little"): if it stops, the sentence and the cap are
+    weighed again."""
+    from same.model.kernels.cuda import MAX_REGISTERS
+    from same.model.kernels.ptx import spill_bytes
+
+    cc, compiled = ptx
+    arch = f"sm_{cc[0]}{cc[1]}"
+    for name, texts in compiled.items():
+        assert [spill_bytes(t, arch) for t in texts] == [0] * len(texts), name
+    assert list(MAX_REGISTERS) == ["sample_accumulate"]
+    assert spill_bytes(compiled["sample_accumulate"][0], arch, MAX_REGISTERS[
+        "sample_accumulate"]) > 0
 
 
 _STRONG = re.compile(r"bit[- ]identical|bit for bit|same integer counts|no (fast-math or )?FMA",

@@ -64,15 +64,23 @@ def code(*patterns, exclude=()):
 
 
 PACKAGE_CODE = code(*PACKAGE_PATTERNS)
+# the CUDA kernels and their launch code: a fit on the CPU (backend numpy) never imports them
+# (tests/experiments/test_cuda_only.py), so an edit of a GPU kernel reruns no CPU fit
+CUDA_ONLY = ("same/model/kernels/cuda.py", "same/model/kernels/cuda_host.py",
+             "same/model/kernels/cuda_sample.py", "same/model/kernels/cuda_summed.py",
+             "same/model/kernels/cuda_warp.py", "same/model/kernels/launch.py",
+             "same/model/kernels/ptx.py", "same/model/kernels/segments.py",
+             "same/model/kernels/traffic.py")
 # what a fit imports: not the command line, C9's benchmark or the scale profile's data and
-# topic-recovery modules
+# topic-recovery modules, nor on the CPU the CUDA kernels
 FIT_CODE = code(*PACKAGE_PATTERNS,
                 exclude=("same/experiments/size_cost.py", "same/experiments/cli.py",
                          "same/experiments/estimate.py", "same/experiments/estimate_probe.py",
                          "same/data/planted.py", "same/model/topic_recovery.py",
                          "same/data/textcorpus.py", "same/data/textclean.py",
                          "same/data/corpusspec.py",
-                         "same/data/newsgroups.py", "same/experiments/timing.py"))
+                         "same/data/newsgroups.py", "same/experiments/timing.py",
+                         *(CUDA_ONLY if config["backend"] == "numpy" else ())))
 FIGURE_FORMATS = ["png", "pdf"]
 
 

@@ -85,9 +85,9 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
 
 
-#: Register caps by kernel: the per-nonzero sampler's inlined Poisson draws take 180 registers
-#: uncapped (ptxas, sm_90), 11 one-warp blocks an SM; 96 lets as many blocks run as its shared
-#: rows allow at K = 256 (21), spilling the rest to L1-cached local memory.
+#: Register caps by kernel: the per-nonzero sampler's inlined Poisson draws take about 180
+#: registers uncapped (ptxas, sm_90), 11 one-warp blocks an SM; 96 lets as many blocks run as
+#: its shared rows allow at K = 256 (21), spilling the rest to L1-cached local memory.
 MAX_REGISTERS = {"sample_accumulate": 96}
 
 

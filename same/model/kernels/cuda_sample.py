@@ -10,8 +10,9 @@ consecutive nonzeros in order, with K-long rows in its dynamic shared memory:
 
 1. θ_d is read into shared memory when the document changes, φ_w for every nonzero, the lanes
    across topics (coalesced);
-2. :func:`~same.model.kernels.cuda_warp.warp_draw`: each lane draws its topics drawn alone and
-   sums its pooled rates, a warp scan gives the cumulative rates, the pooled events are spread
+2. :func:`~same.model.kernels.cuda_warp.warp_draw`: the lanes list the topics drawn alone and
+   sum their pooled rates, a warp scan gives the cumulative rates, every Poisson draw (a listed
+   topic's, the pooled count) is made by a lane of its own, and the pooled events are spread
    over the lanes (binary search, shared-memory atomic adds);
 3. the draws are added to the document's running T row in shared memory and, with
    ``accumulate``, to P_w with int32 ``atomicAdd`` (one per topic with a positive draw); T_d

@@ -8,20 +8,24 @@ item's K topics.  No lane runs a K-long loop: a lane touches ⌈K/32⌉ topics p
   (mod 32), then :func:`warp_sum`, a butterfly over the 32 lanes (``shfl.bfly``: every lane
   ends with the same bits).
 - :func:`warp_draw` makes :func:`same.model.kernels.elements.draw_nonzero`'s K Poisson draws,
-  counter for counter: lane l owns topics ⌈K/32⌉·l …, draws its topics with λ_k ≥ ``pool_max``
-  alone and sums its pooled λ in order k; an exclusive scan over the lanes (:func:`warp_scan`,
-  ``shfl.up``) gives every lane the pooled rate before its topics, so the cumulative rates
-  are written by all lanes at once; the pooled draw n (every lane computes the same one), then
-  the n events across the lanes, each placed by binary search over the cumulative rates
-  (:func:`first_above`: the topic the CPU's count or guide-table walk gives) and counted with a
-  shared-memory atomic add.
+  counter for counter: lane l owns topics ⌈K/32⌉·l …; in one pass the lanes list the topics
+  with λ_k ≥ ``pool_max`` (a ballot per step, :func:`warp_rank`) and sum their pooled λ in
+  order k.  Every Poisson draw -- each listed topic's and the pooled count n -- is then made
+  by its own lane, 32 at a time (entry i of the list by lane i mod 32), so no lane draws
+  while the others wait: where one lane's topics held every large rate, it drew them one
+  after another.  An exclusive scan over the lanes (:func:`warp_scan`, ``shfl.up``) gives
+  every lane the pooled rate before its topics, so the cumulative rates are written by all
+  lanes at once; the n events go across the lanes, each placed by binary search over the
+  cumulative rates (:func:`first_above`: the topic the CPU's count or guide-table walk gives)
+  and counted with a shared-memory atomic add.
 
 The cumulative rates are the CPU's sums grouped by lane, so they may differ from the CPU's
 sequential ones in the last bits: an event whose uniform falls within that rounding of a
 topic boundary can land one topic over (probability ~1e-16 per event); otherwise the draws are
 the CPU's.  The shuffles have simulator twins (numba-cuda's simulator has no warp intrinsics):
 the same additions in the same order through a shared scratch, so the simulator computes the
-bits a GPU computes, fused multiply-adds aside.
+bits a GPU computes, fused multiply-adds aside.  Which lane makes a draw changes no draw: each
+uses its own topic's counters.
 
 Scratch lives in the block's dynamic shared memory, one float64 array (:func:`shared_bytes`):
 rows of K values (θ_d, φ_w, sums, cumulative rates, draws) and a 32-value scratch; integer
@@ -37,7 +41,7 @@ from numba.core import config
 from .elements import CAT_SALT, element_counter, poisson, ratio, uniform
 from .segments import advance, span
 
-__all__ = ["WARP", "shared_bytes", "row_slots", "layout", "slot", "warp_dots", "warp_sum", "warp_scan", "warp_shift", "warp_draw", "first_above"]
+__all__ = ["WARP", "shared_bytes", "row_slots", "layout", "slot", "warp_dots", "warp_sum", "warp_scan", "warp_shift", "warp_take", "warp_rank", "warp_draw", "first_above"]
 
 #: Threads per block of the sampling kernels: one warp.
 WARP = 32
@@ -163,10 +167,13 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     """Element j's K draws z_k ~ Poisson(scale · a_k · b_k) into z (shared, float64), the warp
     together; :func:`same.model.kernels.elements.draw_nonzero`'s counters and early exit.
 
-    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch;
-    all in layout ``lay`` (:func:`_layout`).  Returns False (z untouched) on the early exit,
-    else True with z written for every k.  Every lane must call it (it synchronises the
-    block); z is complete when it returns.
+    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch
+    (the list of topics drawn alone, then the cumulative pooled rates); all in layout ``lay``
+    (:func:`_layout`); scratch : the block's 32-value scratch (its first value carries the
+    pooled count).  Returns False (z untouched) on the early exit, else True with z written
+    for every k.  Every lane must call it (it synchronises the block); z is complete when it
+    returns.  Per lane: 3 passes over its topics and at most ⌈(K + 1)/32⌉ Poisson draws
+    (:data:`same.model.kernels.launch.DRAW_PASSES`).
     """
     lane = cuda.threadIdx.x
     base = np.uint64(j) * np.uint64(n_topics + 1)
@@ -178,28 +185,80 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     lo = min(lane * per, n_topics)
     hi = min(lo + per, n_topics)
     at = lane * lay[2] - lo  # slot of topic k: at + k (the lane's own, contiguous)
-    s = np.float64(0.0)
-    for k in range(lo, hi):
-        lam = scale * a[at + k] * b[at + k]
-        if lam >= pool_max:
-            z[at + k] = poisson(lam, key, element_counter(base + np.uint64(k)))
-        else:
+    # the topics drawn alone listed in cum (a scratch until the cumulative rates below), in
+    # order of (position in a lane, lane): the order of the draws changes none of them
+    s = np.float64(0.0)  # this lane's pooled rates, summed in order k
+    n_alone = 0  # every lane the same
+    for i in range(per):  # every lane every step (the ballot takes all 32)
+        k = lo + i
+        alone = False
+        if k < hi:
             z[at + k] = 0.0
-            s += lam
-        cum[at + k] = s
-    before = warp_shift(warp_scan(s, scratch), scratch)
-    for k in range(lo, hi):
-        cum[at + k] = before + cum[at + k]
+            lam = scale * a[at + k] * b[at + k]
+            alone = lam >= pool_max
+            if not alone:
+                s += lam
+        rank, count = warp_rank(alone, scratch)
+        if alone:
+            cum[slot(n_alone + rank, lay)] = k
+        n_alone += count
+    before = warp_shift(warp_scan(s, scratch), scratch)  # pooled rate of the lanes before
+    # Σ pooled λ: the cumulative rate of the last topic, as its lane writes it below
+    pooled = warp_take(before + s, (n_topics - 1) >> lay[0], scratch)
+    if n_alone > 0:
+        cuda.syncthreads()
+    # every draw spread over the lanes, entry i of the list by lane i mod 32, the pooled
+    # count as entry n_alone: one Poisson call site, no lane drawing while the others wait
+    n_draws = n_alone + (1 if pooled > 0.0 else 0)
+    for i in range(lane, n_draws, 32):
+        q = 0
+        if i < n_alone:
+            k = int(cum[slot(i, lay)])
+            q = slot(k, lay)
+            lam, c = scale * a[q] * b[q], element_counter(base + np.uint64(k))
+        else:
+            lam, c = pooled, ctr
+        v = poisson(lam, key, c)
+        if i < n_alone:
+            z[q] = v
+        else:
+            scratch[0] = v
     cuda.syncthreads()
-    pooled = cum[slot(n_topics - 1, lay)]
-    if pooled > 0.0:
-        n = poisson(pooled, key, ctr)
+    n = int(scratch[0]) if pooled > 0.0 else 0
+    s = np.float64(0.0)
+    for k in range(lo, hi):  # the cumulative pooled rates, the list overwritten
+        lam = scale * a[at + k] * b[at + k]
+        if not lam >= pool_max:
+            s += lam
+        cum[at + k] = before + s
+    cuda.syncthreads()
+    if n > 0:
         cat_key = key ^ CAT_SALT
         for e in range(lane, n, 32):
             x = uniform(cat_key, ctr + np.uint64(e)) * pooled
             cuda.atomic.add(z, slot(first_above(cum, x, n_topics, lay), lay), 1.0)
     cuda.syncthreads()
     return True
+
+
+def _warp_rank(flag, scratch):  # pragma: no cover - device code
+    """(lanes before this one whose flag is set, lanes whose flag is set): a ballot."""
+    votes = cuda.ballot_sync(_FULL, flag)
+    return cuda.popc(votes & cuda.lanemask_lt()), cuda.popc(votes)
+
+
+def _warp_rank_twin(flag, scratch):  # pragma: no cover - simulator only
+    votes = _lanes(1.0 if flag else 0.0, scratch)
+    return int(sum(votes[:cuda.threadIdx.x])), int(sum(votes))
+
+
+def _warp_take(x, src, scratch):  # pragma: no cover - device code
+    """x of lane ``src`` in every lane."""
+    return cuda.shfl_sync(_FULL, x, src)
+
+
+def _warp_take_twin(x, src, scratch):  # pragma: no cover - simulator only
+    return _lanes(x, scratch)[src]
 
 
 def _warp_shift(x, scratch):  # pragma: no cover - device code
@@ -223,6 +282,8 @@ first_above = cuda.jit(device=True)(_first_above)
 warp_sum = cuda.jit(device=True)(_warp_sum)
 warp_scan = cuda.jit(device=True)(_warp_scan)
 warp_shift = cuda.jit(device=True)(_warp_shift)
+warp_take = cuda.jit(device=True)(_warp_take)
+warp_rank = cuda.jit(device=True)(_warp_rank)
 warp_draw = cuda.jit(device=True)(_warp_draw)
 warp_dots = cuda.jit(device=True)(_warp_dots)
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
@@ -238,6 +299,7 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     warp_dots = _warp_dots
     first_above, warp_draw, layout, slot = _first_above, _warp_draw, _layout, _slot
     warp_sum, warp_scan, warp_shift = _warp_sum_twin, _warp_scan_twin, _warp_shift_twin
+    warp_take, warp_rank = _warp_take_twin, _warp_rank_twin
 
     class _SimulatedThread:
         """What these functions use of ``cuda`` in the simulator: it swaps ``cuda`` only in

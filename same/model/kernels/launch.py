@@ -35,13 +35,16 @@ WARP = 32
 #: Blocks that fill an H100 SXM: two per SM, 132 SMs (NVIDIA H100 Tensor Core GPU
 #: Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 MIN_BLOCKS = 2 * 132
-#: Passes of a lane over its topics in one cooperative draw
-#: (:func:`~same.model.kernels.cuda_warp.warp_draw` and its callers): the rows in, the rates
-#: and lone draws, the cumulative rates, the draws out -- 4, the pooled events aside.
-DRAW_PASSES = 4
+#: Passes of a lane over its topics inside one cooperative draw
+#: (:func:`~same.model.kernels.cuda_warp.warp_draw`): the rates, listing the topics drawn alone;
+#: the Poisson draws, 32 at a time (the topics drawn alone and the pooled count: at most
+#: ⌈(K + 1)/32⌉ ≤ ⌈K/32⌉ + 1 a lane, the 1 counted apart); the cumulative rates -- 3, the
+#: pooled events aside.  The callers' passes (rows in, draws out) are counted by the callers.
+DRAW_PASSES = 3
 #: The most passes of a lane over its topics per item in any kernel (the bound of the module
-#: docstring): a chunk entry of the T sweep reads its row twice (μ, then the axpy), a
-#: nonzero of the per-nonzero sampler reads θ_d and φ_w, draws and adds its draws.
+#: docstring): a nonzero of the per-nonzero sampler reads θ_d and φ_w, draws (3 passes and
+#: one more draw) and adds its draws to T_d and P_w -- 7, and the draw's 1 (≤ ⌈K/32⌉);
+#: a chunk entry of the T sweep reads its row twice (μ, then the axpy).
 ITEM_PASSES = 8
 #: Most blocks of the elementwise Poisson kernel (then a grid-stride loop).
 POISSON_BLOCKS = 4096
@@ -139,7 +142,9 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     word, a word in every document of the minibatch.
     """
     kt = topics_per_lane(n_topics)
-    draw = DRAW_PASSES * kt
+    draw = DRAW_PASSES * kt + 1  # warp_draw's passes and its one more draw
+    # a segment's draw: the row read and the draws zeroed, the draw, the row written
+    seg_draw = kt + draw + kt
     doc_chunks = _cdiv(min(n_words, nnz), CHUNK)  # a document holding every word
     word_chunks = _cdiv(n_docs, CHUNK)  # a word in every document
     sd = Launch("sddmm", *sddmm(nnz), NZ_CHUNK * kt, kt)
@@ -148,14 +153,15 @@ def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,
     sa_item = 2 * kt + draw + 2 * kt
     sa = Launch("sample_accumulate", *sample_accumulate(nnz), NZ_CHUNK * sa_item, sa_item)
     t_part = Launch("summed_t_partial", *summed_partial(n_docs, nnz),
-                    kt + CHUNK * 2 * kt + draw + kt, max(2 * kt, draw + kt))
-    t_draw = Launch("summed_t_draw", *summed_draw(n_docs), doc_chunks * kt + draw + kt,
-                    draw + kt)
+                    kt + CHUNK * 2 * kt + seg_draw, max(2 * kt, seg_draw))
+    t_draw = Launch("summed_t_draw", *summed_draw(n_docs), doc_chunks * kt + seg_draw,
+                    seg_draw)
     ratio = Launch("summed_ratio", *summed_ratio(nnz), NZ_CHUNK * kt, kt)
+    # per entry of a word: θ_d read for μ (c/μ computed here on a GPU) and for the sum
     p_part = Launch("summed_p_partial", *summed_partial(n_words, nnz),
-                    kt + CHUNK * kt + draw + kt, draw + kt)
-    p_draw = Launch("summed_p_draw", *summed_draw(n_words), word_chunks * kt + draw + kt,
-                    draw + kt)
+                    kt + CHUNK * 2 * kt + seg_draw, max(2 * kt, seg_draw))
+    p_draw = Launch("summed_p_draw", *summed_draw(n_words), word_chunks * kt + seg_draw,
+                    seg_draw)
     g, b = poisson(n_docs * n_topics)
     po = Launch("poisson_dense", g, b, _cdiv(n_docs * n_topics, g * b), 1)
     summed = [t_part, t_draw] * max(n_inner - 1, 0) + [ratio, p_part, p_draw]

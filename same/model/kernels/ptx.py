@@ -24,7 +24,7 @@ from pathlib import Path
 
 from same.io.cli import ArgumentParser
 
-__all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames"]
+__all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames", "spill_bytes"]
 
 
 @contextlib.contextmanager
@@ -125,6 +125,25 @@ def stack_frames(ptx: str, arch: str = "sm_90") -> list[int]:
     """
     _, messages = _ptxas(ptx, arch, "-v")
     return [int(n) for n in _FRAME.findall(messages)]
+
+
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def spill_bytes(ptx: str, arch: str = "sm_90", max_registers: int | None = None) -> int:
+    """Bytes of spill stores and loads in the kernel's code (``ptxas -v``, summed over its
+    functions) when assembled with at most ``max_registers`` registers per thread
+    (``-maxrregcount``, as :data:`same.model.kernels.cuda.MAX_REGISTERS` caps a kernel on a
+    GPU); 0: everything stays in registers.
+
+    Raises
+    ------
+    FileNotFoundError, RuntimeError
+        As :func:`assemble`.
+    """
+    flags = ("-v",) if max_registers is None else ("-v", "-maxrregcount", str(max_registers))
+    _, messages = _ptxas(ptx, arch, *flags)
+    return sum(int(a) + int(b) for a, b in _SPILL.findall(messages))
 
 
 def main(argv=None) -> int:
