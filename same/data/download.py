@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 from same.io.cache import cache_dir
+from same.io.outputs import Kind, write_file
 
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .registry import _registry_entry
@@ -23,6 +23,9 @@ __all__ = ["cache_dir", "find_local", "fetch"]
 
 #: What to do when the cache folder's disk fails a write (:func:`same.io.outputs.disk_error`).
 CACHE_DISK_REMEDY = "free space there or set $SAME_CACHE_DIR to another folder, then rerun"
+#: A corpus file extracted from UCI's archive into the cache: a file already there is another
+#: copy's of the same member, checked as this one is (fetch refuses a damaged one before).
+UCI_FILE = Kind("UCI corpus file", ours=lambda path: True)
 
 
 def _search_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
@@ -143,7 +146,7 @@ def _retrieve(url: str, member: str | None, filename: str, sha: str | None,
               target: Path) -> Path:
     """Download ``url`` into ``target`` with pooch (progress bar); for an archive
     (``member`` given) then extract the member named ``filename`` (at any depth) next to it,
-    SHA-256 checked and renamed into place only when it matches.  The archive is kept in
+    SHA-256 checked and renamed into place only when it matches (:func:`same.io.outputs.write_file`).  The archive is kept in
     ``target`` (it holds the other corpora too).
 
     Raises
@@ -166,14 +169,16 @@ def _retrieve(url: str, member: str | None, filename: str, sha: str | None,
         names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == member]
         if not names:
             raise FileNotFoundError(f"{member} is not in the archive {archive.name}")
-        part = target / f".{filename}.part-{os.getpid()}"
-        try:
-            with zf.open(names[0]) as src, open(part, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 22)
-            if sha is not None and _sha256(part) != sha:
+        def copy(f) -> None:  # the member, SHA-256 checked as it is copied
+            digest = hashlib.sha256()
+            with zf.open(names[0]) as src:
+                while chunk := src.read(1 << 22):
+                    digest.update(chunk)
+                    f.write(chunk)
+            if sha is not None and digest.hexdigest() != sha:
                 raise CorpusFormatError(f"{member} of {archive.name}: SHA-256 does not match "
                                         f"the UCI file (expected {sha})")
-            os.replace(part, target / filename)
-        finally:
-            part.unlink(missing_ok=True)
+
+        # through a locked temporary: a copy cut short by a kill is removed by the next one
+        write_file(target / filename, copy, UCI_FILE)
     return target / filename

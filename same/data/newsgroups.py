@@ -6,17 +6,17 @@ once per archive (:func:`newsgroups_folders`; :mod:`same.data.textcorpus` reads 
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from same.io.outputs import Kind
+
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .download import CACHE_DISK_REMEDY, _search_dirs, _sha256, cache_dir
 
-__all__ = ["Archive", "NEWSGROUPS", "newsgroups_folders"]
+__all__ = ["Archive", "NEWSGROUPS", "EXTRACTION", "newsgroups_folders"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ NEWSGROUPS = Archive(
     "8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
     "20news-bydate.SHA256SUMS", ("20news-bydate-train", "20news-bydate-test"),
     "SAME_20NEWS_URL")
+#: An archive's extraction in the cache, ``20news-bydate-<SHA-256>/``: a folder there is our
+#: own (complete, or an earlier extraction cut short) and is replaced whole.
+EXTRACTION = Kind("20 Newsgroups extraction", refusal=lambda path: None, tree=True)
 
 
 def newsgroups_folders(data_dir=None, *, download: bool = True, archive: Archive = NEWSGROUPS
@@ -130,19 +133,16 @@ class _Reading:
 
 def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None) -> None:
     """Extract ``archive``'s folders of ``local`` into ``target`` by one rename, checked
-    against ``manifest`` when given; nothing is left behind on any failure.  A disk error
-    writing the extraction (full, over quota, read-only, failing) is the cache folder's
+    against ``manifest`` when given; nothing is left behind on any failure.  The temporary
+    folder is :func:`same.io.outputs.writing_folder`'s: locked by its writer, so the next
+    extraction removes what a killed one left (whole: :data:`EXTRACTION` is a tree), and a
+    concurrent one of the same archive swaps in its own identical copy atomically.  A disk
+    error writing the extraction (full, over quota, read-only, failing) is the cache folder's
     (:class:`same.io.outputs.DiskError`), not the archive's."""
-    from same.io.outputs import disk_error
+    from same.io.outputs import disk_error, writing_folder
 
     remedy = CACHE_DISK_REMEDY
-    tmp = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(tmp, 0o777)  # under the user's umask (mkdtemp would make it 0700)
-    except OSError as exc:
-        raise disk_error(exc, target.parent, remedy) or exc from None
-    try:
+    with writing_folder(target, EXTRACTION, remedy=remedy) as tmp:
         try:
             with open(local, "rb") as raw, tarfile.open(fileobj=_Reading(raw)) as tf:
                 members = [m for m in tf.getmembers()
@@ -166,14 +166,8 @@ def _extract(local: Path, target: Path, archive: Archive, manifest: Path | None)
                                     f"{archive.filename} holds {', '.join(archive.members)})")
         try:
             (tmp / ".complete").write_text(f"{local}\n")
-            if target.exists():  # our own earlier, incomplete extraction (no .complete)
-                shutil.rmtree(target)
-            os.replace(tmp, target)
         except OSError as exc:
             raise disk_error(exc, target.parent, remedy) or exc from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _check_members(folder: Path, local: Path, manifest: Path) -> None:

@@ -57,7 +57,9 @@ class Kind:
     """A kind of output (``what``, for messages) and how an existing one of ours is told:
     ``ours(path)`` for a regular file; for a folder, ``refusal(path)`` says why it may not be
     replaced (None: it may) and ``entry_ours(name)`` which entries its writer leaves.
-    ``fresh`` is the remedy ending a refusal, ``error`` the ValueError subclass raised."""
+    ``fresh`` is the remedy ending a refusal, ``error`` the ValueError subclass raised.
+    ``tree``: a folder whose entries are not of our naming (an archive extracted into the
+    cache): a dead writer's temporary of it, and the folder it replaces, are removed whole."""
 
     what: str
     ours: Callable[[Path], bool] = lambda path: False
@@ -65,6 +67,7 @@ class Kind:
     entry_ours: Callable[[str], bool] = lambda name: False
     fresh: str = _FRESH_PATH
     error: type = OutputError
+    tree: bool = False
 
     @property
     def folder(self) -> bool:

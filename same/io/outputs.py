@@ -22,8 +22,9 @@ benchmark results).  The rules:
    the temporaries a killed writer left (SIGKILL, a crash): those whose name matches that
    exact pattern for this target, whose lock is free (their writer is gone), and which are
    a regular file (for a file target) or a folder holding only regular files of our names
-   (for a folder target).  A live writer's temporary, a look-alike name, a link, and
-   another target's temporary are kept.
+   (for a folder target; any folder, removed whole, for a tree of files not of our naming,
+   an archive extracted into the cache).  A live writer's temporary, a look-alike name, a
+   link, and another target's temporary are kept.
 4. A replace is one rename of the complete new output: ``os.replace`` for a file; for a
    folder, an atomic exchange of the two names (Linux ``renameat2(RENAME_EXCHANGE)``), then
    the old folder is removed; where a file system cannot exchange, the old folder is renamed
@@ -293,7 +294,11 @@ def _flock(path: Path, blocking: bool = True):
 
 
 def _discard(folder: Path, kind: Kind) -> None:
-    """Remove a folder of ours: only when it holds nothing but regular files of our names."""
+    """Remove a folder of ours: only when it holds nothing but regular files of our names,
+    or whole for a tree kind (links inside are removed, never followed)."""
+    if kind.tree:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     try:
         entries = list(os.scandir(folder))
         if all(kind.entry_ours(e.name) and e.is_file(follow_symlinks=False) for e in entries):
@@ -377,7 +382,8 @@ def _swap_in(tmp: Path, out: Path, kind: Kind) -> None:
 
 
 @contextmanager
-def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None):
+def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None,
+                   remedy: str | None = None):
     """Yield a new, locked temporary folder; on normal exit it replaces ``path`` by one rename.
 
     ``path`` is checked (:func:`check_target`) before, and again under a lock on its parent
@@ -386,6 +392,7 @@ def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None):
     an ``flock`` on its temporary folder for its whole life, so a later writer removes only
     temporaries whose writer died (:func:`_remove_dead_temporaries`).  On an exception
     (SIGTERM and Ctrl-C included) the temporary folder is removed and ``path`` is untouched.
+    ``remedy`` ends a disk error's line (:func:`disk_error`'s default when None).
 
     Raises
     ------
@@ -397,6 +404,7 @@ def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None):
         The parent cannot be created or written otherwise.
     """
     out = check_target(path, kind, inputs, option=option)
+    fix = () if remedy is None else (remedy,)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with _flock(out.parent):
@@ -411,7 +419,7 @@ def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None):
             lock = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
             fcntl.flock(lock, fcntl.LOCK_EX)  # held until this writer is done or dead
     except OSError as exc:
-        raise disk_error(exc, out.parent) or exc from None
+        raise disk_error(exc, out.parent, *fix) or exc from None
     try:
         yield tmp
         with _flock(out.parent):
@@ -419,7 +427,7 @@ def writing_folder(path, kind: Kind, inputs=(), *, option: str | None = None):
             _swap_in(tmp, out, kind)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        disk = disk_error(exc, out.parent)
+        disk = disk_error(exc, out.parent, *fix)
         if disk is not None:
             raise disk from None
         raise

@@ -138,6 +138,23 @@ def test_download_falls_back_to_uci_archive_when_the_file_moved(server, uci_dir,
     assert sorted(p.name for p in cache_path.iterdir()) == ["bag+of+words.zip", KOS_URL_FILE]
 
 
+def test_a_killed_member_copy_is_removed_by_the_next_one(server, uci_dir, offline_env,
+                                                         monkeypatch, cache_path):
+    """The member copied out of UCI's archive went through ``.<file>.part-<pid>``, which a
+    SIGKILL left in the cache for good.  Now it is :func:`same.io.outputs.write_file`'s locked
+    temporary: the next copy removes a killed one's (exact name, lock free, here planted as
+    it stays)."""
+    base, served = server
+    data = _serve_archive(served, uci_dir)
+    monkeypatch.setenv("SAME_UCI_URL", f"{base}/missing/")
+    monkeypatch.setenv("SAME_UCI_ARCHIVE_URL", f"{base}/good/bag+of+words.zip")
+    cache_path.mkdir(parents=True, exist_ok=True)
+    (cache_path / f".{KOS_URL_FILE}.tmp-0123456789abcdef").write_bytes(data[:1000])
+    path = corpus.fetch("kos")
+    assert path.read_bytes() == data
+    assert sorted(p.name for p in cache_path.iterdir()) == ["bag+of+words.zip", KOS_URL_FILE]
+
+
 def test_every_source_failing_names_each_url_and_reason(server, uci_dir, offline_env,
                                                         monkeypatch, cache_path):
     base, served = server
