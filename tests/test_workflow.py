@@ -409,6 +409,23 @@ def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, one_seed_ru
     assert (killed / "results/claims.md").is_file()
 
 
+@pytest.mark.slow
+def test_a_moved_or_copied_run_folder_reruns_nothing(tmp_path, one_seed_run):
+    """A finished run folder copied elsewhere (its files' times kept, as ``cp -a`` and ``mv``
+    keep them) has nothing to do there: the split rule's cache folder, an absolute path, was
+    a param, so every job reran after a move.  The copy's cache folder is its own, and a
+    later split would read and write there."""
+    copy = tmp_path / "elsewhere" / "run"
+    shutil.copytree(one_seed_run.dir, copy, symlinks=True)
+    res = smk(*one_seed_run.base, "-n", "--directory", str(copy), env=one_seed_run.env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Nothing to be done" in res.stdout + res.stderr, res.stdout[-3000:]
+    res = smk(*one_seed_run.base, "-n", "-p", "--forcerun", "split", "--directory", str(copy),
+              env=one_seed_run.env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"SAME_CACHE_DIR={copy / 'datasets'} python -m same split" in res.stdout
+
+
 def test_multi_corpus_profile_is_planned_on_both_corpora_each_at_its_k():
     """config/corpora.yaml: KOS at the config's K, 20 Newsgroups at its own K (split_corpus
     makes its split), one claims.md for both in the profile's report folder."""

@@ -146,8 +146,9 @@ def _retrieve(url: str, member: str | None, filename: str, sha: str | None,
               target: Path) -> Path:
     """Download ``url`` into ``target`` with pooch (progress bar); for an archive
     (``member`` given) then extract the member named ``filename`` (at any depth) next to it,
-    SHA-256 checked and renamed into place only when it matches (:func:`same.io.outputs.write_file`).  The archive is kept in
-    ``target`` (it holds the other corpora too).
+    SHA-256 checked and renamed into place only when it matches
+    (:func:`same.io.outputs.write_file`).  The archive is kept in ``target`` (it holds the
+    other corpora too).
 
     Raises
     ------
