@@ -412,9 +412,9 @@ def test_workflow_sigkill_then_resume_equals_uninterrupted(tmp_path, one_seed_ru
 @pytest.mark.slow
 def test_a_moved_or_copied_run_folder_reruns_nothing(tmp_path, one_seed_run):
     """A finished run folder copied elsewhere (its files' times kept, as ``cp -a`` and ``mv``
-    keep them) has nothing to do there: the split rule's cache folder, an absolute path, was
-    a param, so every job reran after a move.  The copy's cache folder is its own, and a
-    later split would read and write there."""
+    keep them) has nothing to do there: the split rule's cache folder, resolved to an
+    absolute path, was a param, so every job reran after a move.  It is the config's
+    relative ``datasets`` now, the copy's own folder (jobs run in the run folder)."""
     copy = tmp_path / "elsewhere" / "run"
     shutil.copytree(one_seed_run.dir, copy, symlinks=True)
     res = smk(*one_seed_run.base, "-n", "--directory", str(copy), env=one_seed_run.env)
@@ -423,7 +423,7 @@ def test_a_moved_or_copied_run_folder_reruns_nothing(tmp_path, one_seed_run):
     res = smk(*one_seed_run.base, "-n", "-p", "--forcerun", "split", "--directory", str(copy),
               env=one_seed_run.env)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert f"SAME_CACHE_DIR={copy / 'datasets'} python -m same split" in res.stdout
+    assert "SAME_CACHE_DIR=datasets python -m same split" in res.stdout
 
 
 def test_multi_corpus_profile_is_planned_on_both_corpora_each_at_its_k():

@@ -148,8 +148,9 @@ def test_every_planned_shell_command_takes_hostile_config_paths_as_one_argument(
         assert argv[-2].startswith("results/logs/"), argv
         by_kind.setdefault(argv[2] if argv[2] == "same.experiments.size_cost" else argv[3], []).append(argv)
 
-    def value(argv, option):
-        return argv[argv.index(option) + 1]
+    def value(argv, option):  # "--option value" or "--option=value"
+        given = [a[len(option) + 1:] for a in argv if a.startswith(option + "=")]
+        return given[0] if given else argv[argv.index(option) + 1]
 
     (split_kos,) = [a for a in by_kind["split"] if "--dataset" in a]
     assert value(split_kos, "--data-dir") == one_line["data_dir"]

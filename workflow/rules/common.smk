@@ -18,14 +18,14 @@ from same.data.planted import describe
 from same.experiments.plan import tuned_twins
 
 # Config values reach a shell command only as params given by a function (Snakemake reads
-# braces in a plain string param as wildcards) or as these globals, formatted quoted
-# ({params.spec:q}, {CACHE_DIR:q}; a list as its quoted items): a path holding spaces, quotes,
-# `;`, `$(...)` or a newline is one argument, never shell code (tests/io/test_hostile_paths.py).
-# Where the data are read from and cached is no param: it changes no output, and as an
-# absolute path a param would rerun every job of a run folder moved or copied elsewhere.
-CACHE_DIR = str(Path(config.get("cache_dir", "datasets")).resolve())
-DATA_DIR_ARGS = (["--data-dir", str(Path(config["data_dir"]).resolve())] if config.get("data_dir")
-                 else [])
+# braces in a plain string param as wildcards) and formatted quoted ({params.cache:q}; a list
+# as its quoted items): a path holding spaces, quotes, `;`, `$(...)` or a newline is one
+# argument, never shell code (tests/io/test_hostile_paths.py).  The cache and data folders
+# are given as the config writes them: a relative one is the run folder's own (jobs run
+# there), so a run folder moved or copied elsewhere keeps its params and reruns nothing (as
+# absolute paths they changed with the move).
+CACHE_DIR = str(config.get("cache_dir", "datasets"))
+DATA_DIR_ARGS = [f"--data-dir={config['data_dir']}"] if config.get("data_dir") else []
 CONDA_ENV = "../envs/same-lda.yaml"
 
 # synthetic datasets (config `synthetic:`, the scale profile): drawn from LDA by rule

@@ -8,6 +8,8 @@ rule split:
     params:
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
+        cache=lambda wc: CACHE_DIR,
+        data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py"),
     log:
         "results/logs/split/{dataset}.log",
@@ -16,8 +18,8 @@ rule split:
     conda:
         CONDA_ENV
     shell:
-        "SAME_CACHE_DIR={CACHE_DIR:q} python -m same split --dataset {wildcards.dataset:q} "
-        "{DATA_DIR_ARGS:q} --test-fraction {params.fraction:q} --seed {params.seed:q} "
+        "SAME_CACHE_DIR={params.cache:q} python -m same split --dataset {wildcards.dataset:q} "
+        "{params.data_dir:q} --test-fraction {params.fraction:q} --seed {params.seed:q} "
         "--out {output.split:q} > {log:q} 2>&1"
 
 
@@ -49,6 +51,8 @@ rule split_synthetic:
     params:
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
+        cache=lambda wc: CACHE_DIR,
+        data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py"),
     input:
         corpus=rules.synthesize.output.corpus,
@@ -79,6 +83,8 @@ rule split_corpus:
                                     if k != "n_components"}, sort_keys=True),
         fraction=config["split"]["test_fraction"],
         seed=config["split"]["seed"],
+        cache=lambda wc: CACHE_DIR,
+        data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py", "same/data/textcorpus.py",
                   "same/data/corpusspec.py", "same/data/newsgroups.py", "same/data/registry.py",
                   "same/data/textclean.py"),
@@ -89,8 +95,8 @@ rule split_corpus:
     conda:
         CONDA_ENV
     shell:
-        "SAME_CACHE_DIR={CACHE_DIR:q} python -m same split --name {wildcards.dataset:q} "
-        "--corpus-spec {params.spec:q} {DATA_DIR_ARGS:q} --test-fraction {params.fraction:q} "
+        "SAME_CACHE_DIR={params.cache:q} python -m same split --name {wildcards.dataset:q} "
+        "--corpus-spec {params.spec:q} {params.data_dir:q} --test-fraction {params.fraction:q} "
         "--seed {params.seed:q} --out {output.split:q} > {log:q} 2>&1"
 
 
