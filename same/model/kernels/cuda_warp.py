@@ -185,23 +185,7 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     lo = min(lane * per, n_topics)
     hi = min(lo + per, n_topics)
     at = lane * lay[2] - lo  # slot of topic k: at + k (the lane's own, contiguous)
-    # the topics drawn alone listed in cum (a scratch until the cumulative rates below), in
-    # order of (position in a lane, lane): the order of the draws changes none of them
-    s = np.float64(0.0)  # this lane's pooled rates, summed in order k
-    n_alone = 0  # every lane the same
-    for i in range(per):  # every lane every step (the ballot takes all 32)
-        k = lo + i
-        alone = False
-        if k < hi:
-            z[at + k] = 0.0
-            lam = scale * a[at + k] * b[at + k]
-            alone = lam >= pool_max
-            if not alone:
-                s += lam
-        rank, count = warp_rank(alone, scratch)
-        if alone:
-            cum[slot(n_alone + rank, lay)] = k
-        n_alone += count
+    s, n_alone = list_alone(scale, a, b, pool_max, z, cum, lo, hi, at, lay, scratch)
     before = warp_shift(warp_scan(s, scratch), scratch)  # pooled rate of the lanes before
     # Σ pooled λ: the cumulative rate of the last topic, as its lane writes it below
     pooled = warp_take(before + s, (n_topics - 1) >> lay[0], scratch)
@@ -239,6 +223,31 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
             cuda.atomic.add(z, slot(first_above(cum, x, n_topics, lay), lay), 1.0)
     cuda.syncthreads()
     return True
+
+
+def _list_alone(scale, a, b, pool_max, z, cum, lo, hi, at, lay,
+                scratch):  # pragma: no cover - device code
+    """:func:`_warp_draw`'s first pass: z zeroed over the lane's topics lo … hi − 1 (slots
+    at + k), the topics with λ_k ≥ ``pool_max`` listed in cum (a scratch until the cumulative
+    rates), in order of (position in a lane, lane): the order of the draws changes none of
+    them.  Returns (this lane's pooled rates summed in order k, the topics listed: every lane
+    the same)."""
+    s = np.float64(0.0)
+    n_alone = 0
+    for i in range(lay[1] + 1):  # every lane every step (the ballot takes all 32)
+        k = lo + i
+        alone = False
+        if k < hi:
+            z[at + k] = 0.0
+            lam = scale * a[at + k] * b[at + k]
+            alone = lam >= pool_max
+            if not alone:
+                s += lam
+        rank, count = warp_rank(alone, scratch)
+        if alone:
+            cum[slot(n_alone + rank, lay)] = k
+        n_alone += count
+    return s, n_alone
 
 
 def _warp_rank(flag, scratch):  # pragma: no cover - device code
@@ -284,6 +293,7 @@ warp_scan = cuda.jit(device=True)(_warp_scan)
 warp_shift = cuda.jit(device=True)(_warp_shift)
 warp_take = cuda.jit(device=True)(_warp_take)
 warp_rank = cuda.jit(device=True)(_warp_rank)
+list_alone = cuda.jit(device=True)(_list_alone)
 warp_draw = cuda.jit(device=True)(_warp_draw)
 warp_dots = cuda.jit(device=True)(_warp_dots)
 if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
@@ -300,6 +310,7 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     first_above, warp_draw, layout, slot = _first_above, _warp_draw, _layout, _slot
     warp_sum, warp_scan, warp_shift = _warp_sum_twin, _warp_scan_twin, _warp_shift_twin
     warp_take, warp_rank = _warp_take_twin, _warp_rank_twin
+    list_alone = _list_alone
 
     class _SimulatedThread:
         """What these functions use of ``cuda`` in the simulator: it swaps ``cuda`` only in
