@@ -4,6 +4,7 @@ fingerprint of the code that made an output (:func:`code_fingerprint`)."""
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -134,14 +135,24 @@ def code_fingerprint(root: str | os.PathLike, patterns: Iterable[str],
         files |= {p for p in found if p.relative_to(root).as_posix() not in skip}
     digest = hashlib.sha256()
     for path in sorted(files):
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-        for node in ast.walk(tree):
-            body = getattr(node, "body", None)
-            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                                  ast.AsyncFunctionDef)) and body
-                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                del body[0]
-        for part in (path.relative_to(root).as_posix(), ast.dump(tree)):
+        for part in (path.relative_to(root).as_posix(), _code_of(path.read_bytes(), str(path))):
             digest.update(part.encode() + b"\0")
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=512)
+def _code_of(source: bytes, filename: str) -> str:
+    """The syntax tree of ``source`` without its docstrings, as :func:`ast.dump` writes it.
+    Kept per (text, name) for the process: the workflow fingerprints about a dozen overlapping
+    sets of files each time Snakemake starts (and a SLURM job starts it twice), and parsing each
+    file once instead of in every set saves about a second a start; an edited file is a new
+    text, so it is parsed again."""
+    tree = ast.parse(source, filename=filename)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                              ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            del body[0]
+    return ast.dump(tree)

@@ -92,3 +92,20 @@ def test_a_pattern_matching_nothing_is_refused(pkg):
 def test_the_package_fingerprints():
     fp = code_fingerprint(REPO, ["same/*.py", "same/model/kernels/*.py", "baselines/*.py"])
     assert len(fp) == 64 and int(fp, 16) >= 0
+
+
+def test_each_file_is_parsed_once_per_process_until_it_changes(pkg):
+    """The workflow fingerprints a dozen overlapping sets of files at every Snakemake start:
+    a file is parsed once for all of them, and again once its text changes (so an edit made
+    while the process lives still moves the fingerprint)."""
+    from same.experiments import provenance
+
+    (pkg / "pkg/other.py").write_text("Y = 2\n")
+    provenance._code_of.cache_clear()
+    both = fingerprint(pkg)
+    code_fingerprint(pkg, ["pkg/mod.py"])
+    code_fingerprint(pkg, ["pkg/*.py"], exclude=["pkg/mod.py"])
+    assert provenance._code_of.cache_info().misses == 2
+    (pkg / "pkg/other.py").write_text("Y = 3\n")
+    assert fingerprint(pkg) != both
+    assert provenance._code_of.cache_info().misses == 3
