@@ -15,6 +15,7 @@ exit status. A native crash is a negative status (a signal) or 134/139. Writes a
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
@@ -30,6 +31,8 @@ from pathlib import Path
 from same.io.cli import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
+#: The record's ``benchmark`` key: how an earlier record of this script is told (same.io.outputs)
+BENCHMARK = "native-crash reproductions of issue 51, each run in a process of its own"
 
 
 def _cases(folder: Path) -> dict[str, tuple[Path, int]]:
@@ -50,12 +53,30 @@ def _cases(folder: Path) -> dict[str, tuple[Path, int]]:
     return {"nested_20000_deep": (deep, 2), "first_line_8_mib": (long, 0)}
 
 
+def _positive(text: str) -> int:
+    """--runs: a whole number of at least 1 (argparse writes the refusal as one line)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return n
+
+
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--out", type=Path, help="JSON record to write (default: print only)")
+    ap.add_argument("--runs", type=_positive, default=100, help="runs per case (default 100)")
+    ap.add_argument("--out", type=Path, help="JSON record to write (default: print only); "
+                    "a new file or an earlier record of this script")
     args = ap.parse_args(argv)
-    record = {"machine": platform.node(), "python": platform.python_version(),
+    sys.path.insert(0, str(REPO))
+    from same.experiments.provenance import write_json
+    from same.io.outputs import check_option, json_kind
+
+    if args.out:  # before the runs: a path it may not write is refused in one line, exit 2
+        check_option(args.out, json_kind({"benchmark": BENCHMARK}), "crash_repeat.py")
+    record = {"benchmark": BENCHMARK, "machine": platform.node(), "python": platform.python_version(),
               "pyarrow": version("pyarrow"), "numpy": version("numpy"),
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                                        capture_output=True, text=True).stdout.strip(),
@@ -81,7 +102,7 @@ def main(argv=None) -> int:
                                      "seconds": round(time.perf_counter() - start, 1)}
             print(case, dict(codes), f"native crashes: {crashes}", flush=True)
     if args.out:
-        args.out.write_text(json.dumps(record, indent=1) + "\n")
+        write_json(args.out, record, option="--out")
     ok = all(c["native_crashes"] == 0 and c["exit_counts"] == {c["expected_exit"]: args.runs}
              for c in record["cases"].values())
     return 0 if ok else 1

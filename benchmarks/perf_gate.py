@@ -79,25 +79,42 @@ def verdict(rows: list[Row], factor: str = "the factor") -> tuple[bool, list[str
     return not bad, lines
 
 
-def write_regex(path: Path, regex: str) -> None:
-    """Write ``regex`` by :mod:`same.io.outputs`'s rules: an existing file is replaced only when
-    it holds an earlier regex of this script (empty, or one line ``^...$``)."""
-    from same.io.outputs import Kind, write_text
+def _regex_kind():
+    """An earlier regex of this script (empty, or one line ``^...$``): what --regex-out may
+    replace (:mod:`same.io.outputs`)."""
+    from same.io.outputs import Kind
 
     def ours(p: Path) -> bool:
         old = p.read_bytes()
         return old == b"" or (old[:1] == b"^" and old.endswith(b"$") and b"\n" not in old)
 
-    write_text(path, regex, Kind("--bench regex of perf_gate.py", ours))
+    return Kind("--bench regex of perf_gate.py", ours)
+
+
+def write_regex(path: Path, regex: str) -> None:
+    """Write ``regex`` by :mod:`same.io.outputs`'s rules: an existing file is replaced only when
+    it holds an earlier regex of this script."""
+    from same.io.outputs import write_text
+
+    write_text(path, regex, _regex_kind(), option="--regex-out")
 
 
 def main(argv=None) -> int:
-    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="perf_gate.py", description=__doc__.splitlines()[0])
     ap.add_argument("compare_output", type=Path, help="a file holding `asv compare` output")
     ap.add_argument("--factor", default="the factor", help="the factor, for the message")
     ap.add_argument("--regex-out", type=Path, help="write the --bench regex of worse ones here")
     args = ap.parse_args(argv)
-    rows = parse_compare(args.compare_output.read_text())
+    if args.regex_out is not None:  # before reading: one line, exit 2
+        from same.io.outputs import check_option
+
+        check_option(args.regex_out, _regex_kind(), ap.prog, "--regex-out")
+    try:
+        text = args.compare_output.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        ap.exit(2, f"{ap.prog}: error: {args.compare_output}: cannot be read "
+                   f"({getattr(exc, 'strerror', None) or exc}); give the file asv compare's output was saved in\n")
+    rows = parse_compare(text)
     passed, lines = verdict(rows, args.factor)
     print("\n".join(lines))
     if args.regex_out is not None:

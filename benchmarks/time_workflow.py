@@ -24,6 +24,8 @@ from same.io.cli import ArgumentParser
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "results" / "bench" / "workflow_runs.json"
 BENCHMARK = "wall time of workflow runs from a fresh clone"
+#: The first line of a --log this script writes (how an earlier one is told: same.io.outputs)
+LOG_HEAD = "# benchmarks/time_workflow.py: the output of "
 
 
 def counts(log: str) -> tuple[int, int]:
@@ -32,13 +34,21 @@ def counts(log: str) -> tuple[int, int]:
     return len([r for r in rules if r != "all"]), rules.count("fit")
 
 
+def _is_our_log(path: Path) -> bool:
+    """An earlier --log of this script: its first line is :data:`LOG_HEAD` and a command."""
+    with open(path, "rb") as f:
+        return f.readline(len(LOG_HEAD) + 1).decode(errors="replace").startswith(LOG_HEAD)
+
+
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", required=True, help="key in workflow_runs.json (quick, corpora)")
     ap.add_argument("--what", required=True, help="the README's name for the run")
     ap.add_argument("--note", default="", help="a clause the README adds after the counts")
-    ap.add_argument("--log", type=Path, help="where Snakemake's output is kept")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--log", type=Path, help="where Snakemake's output is kept: a new file or "
+                    "an earlier log of this script")
+    ap.add_argument("--out", type=Path, default=OUT, help="the record (default "
+                    "results/bench/workflow_runs.json): a new file or an earlier record")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     command = [c for c in args.command if c != "--"]
@@ -46,12 +56,19 @@ def main(argv=None) -> int:
         ap.error("give the command after --")
     sys.path.insert(0, str(REPO))
     from same.experiments.provenance import provenance, write_json
+    from same.io.outputs import Kind, check_option, json_kind, write_text
 
+    log_kind = Kind("log of time_workflow.py", ours=_is_our_log)
+    # before the run: a path it may not write is refused in one line, exit 2
+    check_option(args.out, json_kind({"benchmark": BENCHMARK}), "time_workflow.py")
+    if args.log:
+        check_option(args.log, log_kind, "time_workflow.py", "--log")
     t0 = time.perf_counter()
     res = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.perf_counter() - t0
     if args.log:
-        args.log.write_text(res.stdout)
+        write_text(args.log, f"{LOG_HEAD}{' '.join(command)}\n{res.stdout}", log_kind,
+                   option="--log")
     if res.returncode != 0:
         print(res.stdout[-3000:], file=sys.stderr)
         print(f"{command[0]}: exit {res.returncode}; nothing recorded", file=sys.stderr)

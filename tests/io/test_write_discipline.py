@@ -465,20 +465,70 @@ def test_committed_outputs_are_recognised_as_ours():
     assert not outputs.text_kind("table", "# Table 2\n").ours(results / "kos" / "table1.md")
 
 
-def test_scripts_refuse_out_before_their_work(tmp_path):
-    """``python -m same.experiments.size_cost`` and the benchmark scripts check ``--out`` before measuring
-    anything: a user's file is one line, exit 2, unchanged."""
-    (tmp_path / "thesis.tex").write_text("x\n")
-    for cmd, prog, kind in [(["-m", "same.experiments.size_cost", "--factors", "1"], "python -m same.experiments.size_cost",
-                             "benchmark"),
-                            ([str(REPO / "benchmarks" / "gpu_model.py")], "gpu_model.py",
-                             "model")]:
-        res = subprocess.run([sys.executable, *cmd, "--out", "thesis.tex"], capture_output=True,
-                             text=True, cwd=tmp_path, timeout=120)
-        assert res.returncode == 2, res.stderr
-        assert res.stderr == (f"{prog}: error: --out thesis.tex: exists and is not a result of "
-                              f"this {kind} written by same-lda; give a new path or remove it\n")
-    assert (tmp_path / "thesis.tex").read_text() == "x\n"
+#: Every option of a script (benchmarks/*.py, the ``python -m`` modules of same/) that names a
+#: file it writes: (source, option) → (the command before the option, what follows it).  The
+#: same-lda commands' own --out: the tests above and tests/io/test_out_paths_properties.py.
+SCRIPT_OUTPUTS = {
+    ("same/experiments/size_cost.py", "--out"): (["-m", "same.experiments.size_cost",
+                                                  "--factors", "1"], []),
+    ("same/experiments/estimate.py", "--out"): (["-m", "same.experiments.estimate", "--plan",
+                                                 "plan.json", "--table", "new.txt"], []),
+    ("same/experiments/estimate.py", "--table"): (["-m", "same.experiments.estimate", "--plan",
+                                                   "plan.json", "--out", "new.json"], []),
+    ("same/experiments/timing.py", "--out"): (["-m", "same.experiments.timing", "--split",
+                                               "s.npz", "--entries", "[]", "--seeds", "0"], []),
+    ("same/model/kernels/ptx.py", "--out"): (["-m", "same.model.kernels.ptx"], []),
+    ("benchmarks/crash_repeat.py", "--out"): (["benchmarks/crash_repeat.py", "--runs", "1"], []),
+    ("benchmarks/gpu_model.py", "--out"): (["benchmarks/gpu_model.py"], []),
+    ("benchmarks/gpu_same.py", "--out"): (["benchmarks/gpu_same.py"], []),
+    ("benchmarks/parse_speed.py", "--out"): (["benchmarks/parse_speed.py"], []),
+    ("benchmarks/same_cpu.py", "--out"): (["benchmarks/same_cpu.py"], []),
+    ("benchmarks/scale.py", "--out"): (["benchmarks/scale.py"], []),
+    ("benchmarks/time_workflow.py", "--out"): (["benchmarks/time_workflow.py", "--profile", "p",
+                                                "--what", "w"], ["--", "touch", "ran"]),
+    ("benchmarks/time_workflow.py", "--log"): (["benchmarks/time_workflow.py", "--profile", "p",
+                                                "--what", "w", "--out", "new.json"],
+                                               ["--", "touch", "ran"]),
+    ("benchmarks/perf_gate.py", "--regex-out"): (["benchmarks/perf_gate.py", "compare.txt"], []),
+}
+_OUTPUT_OPTION = re.compile(r"""add_argument\(\s*["'](--out|--log|--table|--regex-out)["']""")
+
+
+def test_every_script_output_option_is_listed():
+    """A script given a new option that names a file it writes must be listed above, so the
+    test below tries it: the sources are read for --out, --log, --table and --regex-out."""
+    found = {(p.relative_to(REPO).as_posix(), m.group(1))
+             for p in [*REPO.glob("benchmarks/*.py"), *REPO.glob("same/**/*.py")]
+             if p.name != "cli.py" or p.parent.name != "experiments"
+             for m in _OUTPUT_OPTION.finditer(p.read_text())}
+    assert found == set(SCRIPT_OUTPUTS)
+
+
+@pytest.mark.parametrize("source, option", sorted(SCRIPT_OUTPUTS),
+                         ids=[f"{s.rsplit('/', 1)[1]} {o}" for s, o in sorted(SCRIPT_OUTPUTS)])
+def test_scripts_refuse_a_users_file_before_their_work(tmp_path, source, option):
+    """Each script checks every file option before its work (a measurement, a run, a compile):
+    a user's file there is refused in one line naming the option and the file, exit 2, and
+    nothing in the folder changes (the file, the other targets, a command's marker).  For the
+    PTX folder, a user's file named like one of its kernels' files."""
+    before, after = SCRIPT_OUTPUTS[source, option]
+    before = [str(REPO / a) if a.startswith("benchmarks/") else a for a in before]
+    (tmp_path / "compare.txt").write_text("")
+    if source.endswith("ptx.py"):
+        (tmp_path / "ptx").mkdir()
+        (tmp_path / "ptx/sddmm_0.ptx").write_text("x\n")
+        value, target = "ptx", "ptx/sddmm_0.ptx"
+    else:
+        (tmp_path / "thesis.tex").write_text("x\n")
+        value = target = "thesis.tex"
+    was = tree(tmp_path)
+    res = subprocess.run([sys.executable, *before, option, value, *after], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2, res.stderr
+    line = error(res)
+    assert line.startswith(f"{option} {target}: exists and is not a "), line
+    assert line.endswith(" written by same-lda; give a new path or remove it\n"), line
+    assert tree(tmp_path) == was
 
 
 def test_parsed_cache_is_rebuilt_but_a_link_there_is_kept(tmp_path, cache_path):
