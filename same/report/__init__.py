@@ -24,6 +24,7 @@ from .figures import (
 )
 from .judge import judge_dataset, vb_comparison
 from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
+from .recovery import load_recovery, topic_recovery_rows, topic_recovery_table
 from .render import claims, render_claims
 from .seconds import fig_ll_vs_seconds
 from .study import crossover, crossover_study, study_findings, study_rows
@@ -34,8 +35,6 @@ from .tables import (
            table2_rows,
            time_to_quality,
            time_to_quality_rows,
-           topic_recovery_rows,
-           topic_recovery_table,
 )
 from .timing import load_timing, retime
 from .traces import configuration_frame, configurations, load_traces, shape_of, test_traces
@@ -46,4 +45,4 @@ __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_sa
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "shape_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "crossover_study",
            "study_rows", "study_findings", "crossover", "topic_recovery_rows",
-           "topic_recovery_table", "test_traces", "configurations", "configuration_frame", "load_timing", "retime"]
+           "topic_recovery_table", "load_recovery", "test_traces", "configurations", "configuration_frame", "load_timing", "retime"]

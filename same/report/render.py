@@ -15,6 +15,7 @@ from .findings import findings_lines, order_effects
 from .gpu import newest_gpu_measurement
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
+from .recovery import load_recovery
 from .study import crossover_summary, study_findings, study_rows
 from .timing import load_timing
 from .traces import PAPER_TOKENS_PER_PARAMETER, shape_of, test_traces
@@ -211,7 +212,7 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
 
     scales : {dataset: :func:`~same.report.traces.shape_of` result}, optional
     findings : {dataset: :func:`~same.report.study.study_findings` result}, optional
-    recovery : {dataset: :func:`~same.report.tables.topic_recovery_rows` result}, optional
+    recovery : {dataset: :func:`~same.report.recovery.load_recovery` result}, optional
         (synthetic datasets)
     vb_notes : {dataset: :func:`~same.report.claims.vb_comparison` lines}, optional
     tuned : {dataset: {method: the settings chosen on validation documents}}, optional
@@ -314,12 +315,8 @@ def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> li
         study = info.get("study")
         if study is not None and not study.empty:
             findings[name] = study_findings(study_rows(study))
-    recovery = {}
-    for name, info in datasets.items():
-        if info.get("recovery"):
-            import pandas as pd
-
-            recovery[name] = pd.read_csv(info["recovery"]).to_dict("records")
+    recovery = {name: load_recovery(info["recovery"])
+                for name, info in datasets.items() if info.get("recovery")}
     tuned = {}
     for name, info in datasets.items():
         if info.get("tuning"):

@@ -29,9 +29,7 @@ from .timing import entry_of, over_rounds, per_pass_alone, retime, seconds_probl
 from .traces import (
     configuration_frame,
     configurations,
-    final_ll,
     first_pass_seconds,
-    first_seed,
     implementation,
     per_pass_over_seeds,
     test_traces,
@@ -40,8 +38,7 @@ from .traces import (
 
 __all__ = ["write_csv", "csv_text", "table1_rows", "table2_rows",
            "table1", "table2",
-           "time_to_quality_rows", "time_to_quality", "write_table", "topic_recovery_rows",
-           "topic_recovery_table"]
+           "time_to_quality_rows", "time_to_quality", "write_table"]
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -357,55 +354,4 @@ def time_to_quality(df, csv_path, md_path, setting: str, timing=None) -> list[di
                  + (", or refused: " + "; ".join(refused) if refused else "") + ".",
                  "Checkpoints: every pass (CGS: iteration) up to 20, then at least every tenth of "
                  "the budget, so no interpolation spans more than 10 % of a run."])
-    return rows
-
-
-def topic_recovery_rows(df, models: dict, true_topic_word, split=None,
-                        doc_topic_prior: float | None = None) -> list[dict]:
-    """Per method: its final held-out ll (first seed) and how well its topics match the true
-    ones of a synthetic corpus (:func:`same.model.topic_recovery.topic_recovery`: matched total-variation
-    distance, 0 = perfect, and the mean TV between distinct true topics for scale).  With
-    ``split`` and ``doc_topic_prior``, a first row scores the true topics themselves with the
-    same evaluator: the held-out ll a method would reach by recovering them exactly.
-
-    models : {label: path of the run's model.npz}; true_topic_word : (K, W) array
-    """
-    from same.experiments.runner import load_model
-    from same.model.evaluate import evaluate
-    from same.model.topic_recovery import topic_recovery
-
-    rows = []
-    if split is not None:
-        rec = topic_recovery(true_topic_word, true_topic_word)
-        rows.append({"method": "true topics (oracle)",
-                     "final ll": evaluate(true_topic_word, doc_topic_prior, split).ll,
-                     "mean matched TV": 0.0, "median matched TV": 0.0, "max matched TV": 0.0,
-                     "true topics' mutual TV": rec.true_pairwise_tv})
-    for label, path in models.items():
-        rec = topic_recovery(load_model(path)["topic_word"], true_topic_word)
-        rows.append({"method": METHOD_NAMES.get(label, label),
-                     "final ll": final_ll(first_seed(df[df["label"] == label])),
-                     "mean matched TV": rec.mean_tv, "median matched TV": rec.median_tv,
-                     "max matched TV": rec.max_tv, "true topics' mutual TV": rec.true_pairwise_tv})
-    return rows
-
-
-def topic_recovery_table(df, models: dict, truth_path, csv_path, md_path, setting: str,
-                         split_path=None, doc_topic_prior: float | None = None) -> list[dict]:
-    """The topic-recovery table of a synthetic dataset (CSV and Markdown)."""
-    from same.data.planted import load_synthetic
-    from same.data.split import load_split
-
-    split = load_split(split_path) if split_path is not None else None
-    rows = topic_recovery_rows(df, models, load_synthetic(truth_path)[1], split, doc_topic_prior)
-    write_table(rows, csv_path, md_path, "Topic recovery on SYNTHETIC data (known true topics)",
-                [setting,
-                 "Each method's learned topics (first seed, end of its budget) matched one to one "
-                 "to the true topics by least total total-variation distance (Hungarian); "
-                 "0 = recovered exactly, 1 = disjoint. The last column is the mean TV between "
-                 "two distinct true topics: a matched TV near it means the topic was not "
-                 "recovered.",
-                 "Held-out ll as in every other table (document completion, nats/token); the "
-                 "oracle row scores the true topics with the same evaluator and α."],
-                inputs=[truth_path, split_path, *models.values()])
     return rows
