@@ -71,7 +71,7 @@ def test_the_readmes_gpu_launch_figures_are_the_codes():
     """The README's GPU section states the launch code's constants (issue 50): the per-item
     bound, the chunk and run lengths, the blocks per launch and the register cap."""
     from same.model.kernels import launch
-    from same.model.kernels.cuda import MAX_REGISTERS
+    from same.model.kernels.cuda_host import MAX_REGISTERS
 
     text = " ".join((REPO / "README.md").read_text().split())
     assert f"at least {launch.MIN_BLOCKS} blocks (two per H100 SM)" in text

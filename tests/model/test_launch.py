@@ -4,9 +4,14 @@ with): every launch fills an H100 and no thread runs a long serial loop (issue 4
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from same.model.kernels import launch
+
+REPO = Path(__file__).resolve().parents[2]
 
 SHAPES = launch.paper_shapes()
 
@@ -101,7 +106,7 @@ def test_launch_code_uses_these_shapes(monkeypatch):
     assert seen == [("sddmm", *launch.sddmm(3), shared_bytes(0, 4)),
                     ("poisson_dense", *launch.poisson(1000), 0),
                     ("sample_accumulate", *launch.sample_accumulate(3),
-                     shared_bytes(cuda_sample.ROWS, 4))]
+                     shared_bytes(cuda_sample.ROWS, 4, cuda_sample.ROWS32))]
     seen.clear()
     data, ratio = np.ones(3, dtype=np.float32), np.empty(3, dtype=np.float32)
     cuda_summed.summed_t_sweeps(indptr, indices, data, theta, theta, 1.0, 1.0, 0.1, [1, 2],
@@ -116,3 +121,40 @@ def test_launch_code_uses_these_shapes(monkeypatch):
                                  ("summed_p_draw", *launch.summed_draw(2), rows)]
     names = [x.kernel for x in launch.launch_shapes(2, 2, 3, 4, n_inner=3)["summed"]]
     assert names == [n for n, *_ in seen]
+
+
+def _ncu_sections(text: str) -> list[dict]:
+    """Each kernel's launch statistics and occupancy limits in an Nsight Compute report."""
+    keys = {"Block Size": "block", "Registers Per Thread": "registers",
+            "Driver Shared Memory Per Block": "reserved_kb",
+            "Dynamic Shared Memory Per Block": "shared_kb",
+            "Shared Memory Configuration Size": "config_kb",
+            "Block Limit Registers": "limit_registers", "Block Limit Shared Mem": "limit_shared",
+            "Block Limit Warps": "limit_warps", "Block Limit SM": "limit_blocks"}
+    sections = []
+    for part in re.split(r"^  \w+::", text, flags=re.M)[1:]:
+        found = {}
+        for line in part.splitlines():
+            for name, key in keys.items():
+                if line.strip().startswith(name + " "):
+                    found[key] = float(line.split()[-1].replace(",", ""))
+        sections.append(found)
+    return sections
+
+
+def test_blocks_per_sm_is_what_nsight_compute_reported_on_the_h100():
+    """launch.blocks_per_sm's H100 limits are Nsight Compute's for both kernels it profiled on
+    the H100 (results/gpu/h100_2026-11-27c/ncu.txt: 96 registers → 20 blocks; 11.78 and
+    9.47 KB of shared memory → 18 and 22), whichever byte the report's rounding to 10 bytes
+    hides; and its SM facts are the report's (configured shared memory, the driver's reserve)."""
+    text = (REPO / "results/gpu/h100_2026-11-27c/ncu.txt").read_text()
+    sections = _ncu_sections(text)
+    assert len(sections) == 2 and all(len(s) == 9 for s in sections), sections
+    for s in sections:
+        assert round(s["config_kb"] * 1000) == round(launch.SM90["shared"] / 10) * 10
+        assert round(s["reserved_kb"] * 1000) == round(launch.SM90["reserved"] / 10) * 10
+        for shared in range(round(s["shared_kb"] * 1000) - 5, round(s["shared_kb"] * 1000) + 5):
+            got = launch.blocks_per_sm(int(s["registers"]), shared, int(s["block"]))
+            assert (got["registers"], got["shared"], got["warps"], got["blocks"]) == (
+                s["limit_registers"], s["limit_shared"], s["limit_warps"], s["limit_blocks"])
+    assert [s["limit_shared"] for s in sections] == [18, 22]

@@ -52,6 +52,7 @@ from .cuda_host import (
     _f32,
     _topics,
     _xp,
+    jit_kernel,
     launch_kernel,
     python_twins,
     stream_handle,
@@ -85,17 +86,6 @@ if config.ENABLE_CUDASIM:  # pragma: no cover - only in the simulator's process
     element_counter, poisson_draw = _twins["element_counter"], _twins["poisson"]
 
 
-#: Register caps by kernel: the per-nonzero sampler's inlined Poisson draws take about 180
-#: registers uncapped (ptxas, sm_90), 11 one-warp blocks an SM; 96 lets as many blocks run as
-#: its shared rows allow at K = 256 (21), spilling the rest to L1-cached local memory.
-MAX_REGISTERS = {"sample_accumulate": 96}
-
-
-def _jit(name: str, f):
-    """``cuda.jit`` of kernel ``name``, its register cap (:data:`MAX_REGISTERS`) applied on a
-    GPU (numba-cuda's simulator takes no cap)."""
-    cap = None if config.ENABLE_CUDASIM else MAX_REGISTERS.get(name)
-    return cuda.jit(f, max_registers=cap) if cap else cuda.jit(f)
 
 
 def _kernel_sources() -> dict:
@@ -130,7 +120,7 @@ def kernel_functions() -> dict:
     summed sampler's are :func:`same.model.kernels.cuda_summed.kernel_functions`' own."""
     from . import cuda_summed
 
-    own = {name: _jit(name, f) for name, f in _kernel_sources().items()
+    own = {name: jit_kernel(name, f) for name, f in _kernel_sources().items()
            if name not in cuda_summed.kernel_sources()}
     return {**own, **cuda_summed.kernel_functions()}
 
@@ -178,7 +168,7 @@ def sample_accumulate(indptr, indices, data, doc_topic, topic_word_t, mu, n_samp
                 indices, _f32("data", data), theta, phi_t, _f32("mu", mu),
                 np.float64(n_samples), np.uint64(key), doc_topic_out, p_out,
                 np.bool_(accumulate), np.float64(pool_max), np.int64(launch.NZ_CHUNK),
-                shared=shared_bytes(cuda_sample.ROWS, n_topics))
+                shared=shared_bytes(cuda_sample.ROWS, n_topics, cuda_sample.ROWS32))
     return doc_topic_out, topic_word_out
 
 

@@ -11,10 +11,49 @@ import types
 import numpy as np
 from numba import cuda  # importing touches no driver
 
-__all__ = ["MAX_TOPICS", "launch_kernel", "python_twins", "stream_handle", "incnorm"]
+__all__ = ["MAX_TOPICS", "MAX_REGISTERS", "CAP_ONLY_ON", "register_cap", "jit_kernel", "launch_kernel", "python_twins",
+           "stream_handle", "incnorm"]
 
 #: Largest K the GPU sampling kernels support.
 MAX_TOPICS = 1024
+
+
+#: Register caps by kernel (ptxas; blocks an H100 SM holds:
+#: :func:`same.model.kernels.launch.blocks_per_sm`). The per-nonzero sampler's inlined Poisson
+#: draws take 186 registers uncapped on sm_90, 8 one-warp blocks an SM; at 96 an SM holds 20
+#: (its shared rows allow 22 at K = 256), the rest spilled to L1-cached local memory. The
+#: summed T sweep takes 98 on sm_90, 16 blocks an SM (a warp's registers round up to 104);
+#: capped at 96 it takes 95 and spills nothing: 20 blocks. On sm_80 it takes 92 and a cap of
+#: 96 would spill 60 bytes, so its cap applies only where :data:`CAP_ONLY_ON` says.
+MAX_REGISTERS = {"sample_accumulate": 96, "summed_t_partial": 96}
+#: The compute capabilities a kernel's cap applies to, where not every one.
+CAP_ONLY_ON = {"summed_t_partial": ((9, 0),)}
+
+
+def register_cap(name: str, cc: tuple[int, int] | None) -> int | None:
+    """Kernel ``name``'s register cap on a GPU of compute capability ``cc`` (None: unknown,
+    every cap applies); None: uncapped."""
+    only = CAP_ONLY_ON.get(name)
+    return MAX_REGISTERS.get(name) if cc is None or only is None or tuple(cc) in only else None
+
+
+def _device_capability() -> tuple[int, int] | None:
+    """The current CUDA device's compute capability; None without a driver or a device."""
+    try:
+        return tuple(cuda.get_current_device().compute_capability) if cuda.is_available() \
+            else None
+    except Exception:  # CudaSupportError, CudaDriverError: no device to compile for
+        return None
+
+
+def jit_kernel(name: str, f):
+    """``cuda.jit`` of kernel ``name`` (every kernel of :mod:`~same.model.kernels.cuda` and
+    :mod:`~same.model.kernels.cuda_summed`), its register cap on this GPU
+    (:func:`register_cap`) applied (numba-cuda's simulator takes no cap)."""
+    from numba.core import config
+
+    cap = None if config.ENABLE_CUDASIM else register_cap(name, _device_capability())
+    return cuda.jit(f, max_registers=cap) if cap else cuda.jit(f)
 
 
 def python_twins(module=None) -> dict:

@@ -6,7 +6,8 @@ early exit on the total rate m·c, topics with λ_k ≥ ``pool_max`` drawn alone
 j·(K+1) + k), the rest pooled into one Poisson draw (counter j·(K+1) + K) whose events are
 split over the topics by their cumulative rates.  A block is one warp
 (:mod:`same.model.kernels.cuda_warp`) taking :data:`~same.model.kernels.launch.NZ_CHUNK`
-consecutive nonzeros in order, with K-long rows in its dynamic shared memory:
+consecutive nonzeros in order, with K-long rows in its dynamic shared memory (θ_d and
+φ_w in float32, as the model holds them):
 
 1. θ_d is read into shared memory when the document changes, φ_w for every nonzero, the lanes
    across topics (coalesced);
@@ -29,17 +30,21 @@ K-long work, all lanes agreeing.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float64
+from numba import cuda, float32, float64
 from numba.core import config
 
 from .cuda_warp import WARP, layout, slot, warp_draw
 from .elements import element_counter, uniform
 from .segments import advance, span
 
-__all__ = ["sample_kernel", "signatures", "ROWS"]
+__all__ = ["sample_kernel", "signatures", "ROWS", "ROWS32"]
 
-#: K-long shared rows of the kernel: θ_d, φ_w, cumulative rates, draws, T_d.
-ROWS = 5
+#: K-long shared rows of the kernel: float64 cumulative rates, draws and T_d (:data:`ROWS`),
+#: then float32 θ_d and φ_w (:data:`ROWS32`, the model's own float32 values: at K = 256, 9.5
+#: KB a block where five float64 rows took 11.8, so shared memory no longer limits the blocks
+#: an H100 SM runs below what the registers allow: 22 against 20, where it was 18;
+#: :func:`same.model.kernels.launch.blocks_per_sm`).
+ROWS, ROWS32 = 3, 2
 
 
 def _flush_t(d, t_out, tacc, n_topics, lay):  # pragma: no cover - device code
@@ -57,9 +62,11 @@ def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out
     lay = layout(n_topics)
     R = WARP * lay[2]  # slots of a row
     lane = cuda.threadIdx.x
-    sh = cuda.shared.array(0, float64)
-    th, ph, cum, z, tacc = sh[:R], sh[R:2 * R], sh[2 * R:3 * R], sh[3 * R:4 * R], sh[4 * R:5 * R]
-    scratch = sh[5 * R:5 * R + WARP]
+    sh = cuda.shared.array(0, float64)  # the same dynamic shared memory, two views
+    sh32 = cuda.shared.array(0, float32)
+    cum, z, tacc, scratch = sh[:R], sh[R:2 * R], sh[2 * R:3 * R], sh[3 * R:3 * R + WARP]
+    at32 = 2 * (3 * R + WARP)  # the float32 rows after the float64 ones
+    th, ph = sh32[at32:at32 + R], sh32[at32 + R:at32 + 2 * R]
     for k in range(lane, n_topics, WARP):
         tacc[slot(k, lay)] = 0.0
     cur = -1

@@ -39,7 +39,7 @@ from numba import cuda, float64
 from numba.core import config
 
 from . import launch
-from .cuda_host import launch_kernel
+from .cuda_host import jit_kernel, launch_kernel
 from .cuda_warp import WARP, layout, shared_bytes, slot, warp_dots, warp_draw, warp_sum
 from .elements import ratio
 from .segments import chunk_bounds, chunk_ptr, multi_ptr, segment_sums, word_order
@@ -247,8 +247,8 @@ def kernel_sources() -> dict:
 @functools.lru_cache(maxsize=None)
 def kernel_functions() -> dict:
     """kernel name → ``numba.cuda.jit`` kernel of the summed sampler (compiled lazily, per
-    signature, at launch)."""
-    return {name: cuda.jit(f) for name, f in kernel_sources().items()}
+    signature, at launch), with the register caps of :data:`~same.model.kernels.cuda_host.MAX_REGISTERS`."""
+    return {name: jit_kernel(name, f) for name, f in kernel_sources().items()}
 
 
 def _launch(name: str, grid: int, block: int, *args, n_topics: int = 0):

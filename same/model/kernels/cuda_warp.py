@@ -27,9 +27,12 @@ the same additions in the same order through a shared scratch, so the simulator 
 bits a GPU computes, fused multiply-adds aside.  Which lane makes a draw changes no draw: each
 uses its own topic's counters.
 
-Scratch lives in the block's dynamic shared memory, one float64 array (:func:`shared_bytes`):
-rows of K values (θ_d, φ_w, sums, cumulative rates, draws) and a 32-value scratch; integer
-draws are held as float64 (exact below 2^53) and added with float64 atomics.
+Scratch lives in the block's dynamic shared memory (:func:`shared_bytes`): float64 rows of K
+values (sums, cumulative rates, draws) and a 32-value scratch, then, where a kernel keeps them
+apart, float32 rows of the model's float32 values (θ_d, φ_w: half the bytes, so more blocks
+fit an SM); integer draws are held as float64 (exact below 2^53) and added with float64
+atomics.  A rate reads its factors as float64 (:func:`warp_draw`), so a float32 row gives the
+bits a float64 row holding the same values gives.
 """
 
 from __future__ import annotations
@@ -71,10 +74,11 @@ def row_slots(n_topics: int) -> int:
     return WARP * _layout(int(n_topics))[2]
 
 
-def shared_bytes(n_rows: int, n_topics: int) -> int:
+def shared_bytes(n_rows: int, n_topics: int, n_rows32: int = 0) -> int:
     """Dynamic shared memory of a block holding ``n_rows`` K-long float64 rows
-    (:func:`row_slots` each) and the 32-value scratch of the warp functions, in bytes."""
-    return 8 * (int(n_rows) * row_slots(n_topics) + WARP)
+    (:func:`row_slots` each), the 32-value float64 scratch of the warp functions, then
+    ``n_rows32`` K-long float32 rows, in bytes."""
+    return 8 * (int(n_rows) * row_slots(n_topics) + WARP) + 4 * int(n_rows32) * row_slots(n_topics)
 
 
 def _warp_sum(x, scratch):  # pragma: no cover - device code
@@ -167,7 +171,8 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     """Element j's K draws z_k ~ Poisson(scale · a_k · b_k) into z (shared, float64), the warp
     together; :func:`same.model.kernels.elements.draw_nonzero`'s counters and early exit.
 
-    a, b : shared rows of K values (float32 values held as float64); cum : shared K scratch
+    a, b : shared rows of K float32 values (float32 or float64 rows; read as float64);
+    cum : shared K scratch
     (the list of topics drawn alone, then the cumulative pooled rates); all in layout ``lay``
     (:func:`_layout`); scratch : the block's 32-value scratch (its first value carries the
     pooled count).  Returns False (z untouched) on the early exit, else True with z written
@@ -199,7 +204,8 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
         if i < n_alone:
             k = int(cum[slot(i, lay)])
             q = slot(k, lay)
-            lam, c = scale * a[q] * b[q], element_counter(base + np.uint64(k))
+            lam = scale * np.float64(a[q]) * np.float64(b[q])
+            c = element_counter(base + np.uint64(k))
         else:
             lam, c = pooled, ctr
         v = poisson(lam, key, c)
@@ -211,7 +217,7 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     n = int(scratch[0]) if pooled > 0.0 else 0
     s = np.float64(0.0)
     for k in range(lo, hi):  # the cumulative pooled rates, the list overwritten
-        lam = scale * a[at + k] * b[at + k]
+        lam = scale * np.float64(a[at + k]) * np.float64(b[at + k])
         if not lam >= pool_max:
             s += lam
         cum[at + k] = before + s
@@ -239,7 +245,7 @@ def _list_alone(scale, a, b, pool_max, z, cum, lo, hi, at, lay,
         alone = False
         if k < hi:
             z[at + k] = 0.0
-            lam = scale * a[at + k] * b[at + k]
+            lam = scale * np.float64(a[at + k]) * np.float64(b[at + k])
             alone = lam >= pool_max
             if not alone:
                 s += lam

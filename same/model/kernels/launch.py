@@ -26,7 +26,7 @@ from dataclasses import dataclass
 __all__ = ["THREADS", "WARP", "MIN_BLOCKS", "DRAW_PASSES", "ITEM_PASSES", "CHUNK", "NZ_CHUNK",
            "Launch", "sddmm", "sample_accumulate", "poisson", "flat", "chunks_bound",
            "parts_bound", "summed_partial", "summed_draw", "summed_ratio", "launch_shapes",
-           "paper_shapes", "topics_per_lane"]
+           "paper_shapes", "topics_per_lane", "SM90", "blocks_per_sm"]
 
 #: Threads per block of the elementwise Poisson kernel.
 THREADS = 256
@@ -130,6 +130,32 @@ def summed_draw(n_segments: int) -> tuple[int, int]:
     """(grid, block) of ``summed_t_draw`` / ``summed_p_draw``: a warp per segment (document
     or word; those of one chunk return), adding the chunks' partial sums, then drawing."""
     return max(1, int(n_segments)), WARP
+
+
+#: An H100's SM (compute capability 9.0) as its occupancy is computed (CUDA C++ Programming
+#: Guide, "Compute Capabilities", table 21; Nsight Compute's "Block Limit" rows for our kernels
+#: on an H100, results/gpu/h100_2026-11-27c/ncu.txt, agree): shared memory configured for
+#: 233,472 bytes, 1,024 of them reserved per block; 65,536 registers in 4 partitions, a
+#: warp's allocated in units of 256 within one partition; at most 32 blocks and 64 warps.
+SM90 = {"shared": 233_472, "reserved": 1_024, "registers": 65_536, "partitions": 4,
+        "register_unit": 256, "blocks": 32, "warps": 64}
+
+
+def blocks_per_sm(registers: int, shared: int, block: int = WARP, sm: dict = SM90) -> dict:
+    """How many blocks of ``block`` threads, ``registers`` registers a thread (ptxas) and
+    ``shared`` bytes of shared memory, an SM holds at once, by each limit: {"registers",
+    "shared", "warps", "blocks" (the SM's own), "active" (the least: blocks resident)}.
+
+    Source: the CUDA occupancy calculation (a warp's registers rounded up to the unit and
+    placed whole in one of the partitions; a block's shared memory plus the reserve).
+    """
+    warps = _cdiv(block, WARP)
+    per_warp = _cdiv(registers * WARP, sm["register_unit"]) * sm["register_unit"]
+    in_partition = (sm["registers"] // sm["partitions"]) // per_warp if per_warp else sm["warps"]
+    limits = {"registers": (in_partition * sm["partitions"]) // warps,
+              "shared": sm["shared"] // (shared + sm["reserved"]),
+              "warps": sm["warps"] // warps, "blocks": sm["blocks"]}
+    return limits | {"active": min(limits.values())}
 
 
 def launch_shapes(n_docs: int, n_words: int, nnz: int, n_topics: int,

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from same.io.cli import ArgumentParser
 
-__all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames", "spill_bytes"]
+__all__ = ["compile_kernels", "ptxas_path", "assemble", "stack_frames", "spill_bytes",
+           "registers"]
 
 
 @contextlib.contextmanager
@@ -134,7 +135,7 @@ _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 def spill_bytes(ptx: str, arch: str = "sm_90", max_registers: int | None = None) -> int:
     """Bytes of spill stores and loads in the kernel's code (``ptxas -v``, summed over its
     functions) when assembled with at most ``max_registers`` registers per thread
-    (``-maxrregcount``, as :data:`same.model.kernels.cuda.MAX_REGISTERS` caps a kernel on a
+    (``-maxrregcount``, as :data:`same.model.kernels.cuda_host.MAX_REGISTERS` caps a kernel on a
     GPU); 0: everything stays in registers.
 
     Raises
@@ -145,6 +146,27 @@ def spill_bytes(ptx: str, arch: str = "sm_90", max_registers: int | None = None)
     flags = ("-v",) if max_registers is None else ("-v", "-maxrregcount", str(max_registers))
     _, messages = _ptxas(ptx, arch, *flags)
     return sum(int(a) + int(b) for a, b in _SPILL.findall(messages))
+
+
+_REGISTERS = re.compile(r"Used (\d+) registers")
+
+
+def registers(ptx: str, arch: str = "sm_90", max_registers: int | None = None) -> int:
+    """Registers per thread of the kernel in ``ptx`` (``ptxas -v``'s "Used N registers"; the
+    most over its entries), assembled with at most ``max_registers`` (as a GPU launch with
+    that cap assembles it).
+
+    Raises
+    ------
+    FileNotFoundError, RuntimeError
+        As :func:`assemble`; RuntimeError too when ptxas reports no register count.
+    """
+    flags = ("-v",) if max_registers is None else ("-v", "-maxrregcount", str(max_registers))
+    _, messages = _ptxas(ptx, arch, *flags)
+    found = [int(n) for n in _REGISTERS.findall(messages)]
+    if not found:
+        raise RuntimeError(f"ptxas -arch={arch} -v reported no register count: {messages!r}")
+    return max(found)
 
 
 #: What each file that ``--out`` receives begins with: how an earlier one of ours is told
