@@ -276,6 +276,10 @@ def main(argv=None) -> None:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--machine", default=MACHINE)
     a = p.parse_args(argv)
+    if a.mode in ("all", "plot"):  # before the asv run: a figure it may not replace
+        from same.io.outputs import check_option, figure_kind
+
+        check_option(FIGURE, figure_kind("png"), p.prog, "the figure")
     if a.mode in ("all", "run"):
         run(a.commits, a.rounds, a.machine)
     if a.mode in ("all", "plot"):

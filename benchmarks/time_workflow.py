@@ -63,6 +63,8 @@ def main(argv=None) -> int:
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), "time_workflow.py")
     if args.log:
         check_option(args.log, log_kind, "time_workflow.py", "--log")
+        if args.log.resolve() == args.out.resolve():
+            ap.error(f"--log {args.log} and --out {args.out} are one file; give two")
     t0 = time.perf_counter()
     res = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.perf_counter() - t0
@@ -82,7 +84,7 @@ def main(argv=None) -> int:
                             "date": datetime.now(timezone.utc).date().isoformat(),
                             "commit": info["commit"], "machine": info["machine"],
                             "versions": info["versions"]}
-    write_json(args.out, record)
+    write_json(args.out, record, option="--out")
     print(f"{args.profile}: {wall:.0f} s, {jobs} jobs, {fits} fits", file=sys.stderr)
     return 0
 

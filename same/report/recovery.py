@@ -78,7 +78,7 @@ def topic_recovery_table(df, models: dict, truth_path, csv_path, md_path, settin
 def load_recovery(path: str | os.PathLike) -> list[dict]:
     """Read a topic_recovery.csv written by :func:`topic_recovery_table`: its rows as dicts
     (:data:`RECOVERY_COLUMNS`), checked before any number is used: a UTF-8 CSV with exactly
-    those columns, at least one row, a method name in each, a finite held-out ll (nats/token)
+    those columns (in every row), at least one row, a method name in each, a finite held-out ll (nats/token)
     and total-variation distances in [0, 1].
 
     Raises
@@ -86,26 +86,30 @@ def load_recovery(path: str | os.PathLike) -> list[dict]:
     RecoveryError
         One line naming the file and what is wrong (rerun the topic_recovery rule).
     """
+    import csv
     import io
-
-    import pandas as pd
 
     path = Path(path)
     fix = "rerun the topic_recovery rule"
     try:
-        df = pd.read_csv(io.StringIO(path.read_text(encoding="utf-8")), dtype=str,
-                         keep_default_na=False)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        lines = [r for r in csv.reader(io.StringIO(path.read_text(encoding="utf-8"))) if r]
+    except (OSError, ValueError, csv.Error) as exc:
         raise RecoveryError(f"{path}: unreadable topic-recovery table "
                             f"({type(exc).__name__}: {' '.join(str(exc).split())}); {fix}") \
             from None
-    if tuple(df.columns) != RECOVERY_COLUMNS:
-        raise RecoveryError(f"{path}: columns {list(df.columns)}, not a topic-recovery table's "
+    if not lines:
+        raise RecoveryError(f"{path}: empty, not a topic-recovery table; {fix}")
+    if tuple(lines[0]) != RECOVERY_COLUMNS:
+        raise RecoveryError(f"{path}: columns {lines[0]}, not a topic-recovery table's "
                             f"{list(RECOVERY_COLUMNS)}; {fix}")
-    if df.empty:
+    if len(lines) == 1:
         raise RecoveryError(f"{path}: no rows; {fix}")
     rows = []
-    for i, rec in enumerate(df.to_dict("records")):
+    for i, fields in enumerate(lines[1:]):
+        if len(fields) != len(RECOVERY_COLUMNS):
+            raise RecoveryError(f"{path}: row {i + 1}: {len(fields)} fields, not "
+                                f"{len(RECOVERY_COLUMNS)}; {fix}")
+        rec = dict(zip(RECOVERY_COLUMNS, fields))
         if not rec["method"].strip():
             raise RecoveryError(f"{path}: row {i + 1}: no method name; {fix}")
         row = {"method": rec["method"]}
@@ -117,7 +121,7 @@ def load_recovery(path: str | os.PathLike) -> list[dict]:
             ok = math.isfinite(value) and (col not in _TV_COLUMNS or 0.0 <= value <= 1.0)
             if not ok:
                 want = "a distance in [0, 1]" if col in _TV_COLUMNS else "a finite number"
-                raise RecoveryError(f"{path}: row {i + 1} ({rec['method']}): {col!r} is "
+                raise RecoveryError(f"{path}: row {i + 1} ({rec['method']!r}): {col!r} is "
                                     f"{rec[col]!r}, not {want}; {fix}")
             row[col] = value
         rows.append(row)

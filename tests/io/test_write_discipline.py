@@ -490,13 +490,20 @@ SCRIPT_OUTPUTS = {
                                                 "--what", "w", "--out", "new.json"],
                                                ["--", "touch", "ran"]),
     ("benchmarks/perf_gate.py", "--regex-out"): (["benchmarks/perf_gate.py", "compare.txt"], []),
+    ("benchmarks/readme_gpu.py", "--readme"): (["benchmarks/readme_gpu.py"], []),
+    ("benchmarks/readme_numbers.py", "--readme"): (["benchmarks/readme_numbers.py"], []),
+    ("benchmarks/readme_results.py", "--readme"): (["benchmarks/readme_results.py"], []),
+    # a positional output: the page the workflow's page rules write ("" stands for no option)
+    ("same/report/html.py", "html"): (["-m", "same.report.html", "compare.txt"], []),
 }
-_OUTPUT_OPTION = re.compile(r"""add_argument\(\s*["'](--out|--log|--table|--regex-out)["']""")
+_OUTPUT_OPTION = re.compile(
+    r"""add_argument\(\s*["'](--out|--log|--table|--regex-out|--readme|html)["']""")
 
 
 def test_every_script_output_option_is_listed():
     """A script given a new option that names a file it writes must be listed above, so the
-    test below tries it: the sources are read for --out, --log, --table and --regex-out."""
+    test below tries it: the sources are read for --out, --log, --table, --regex-out,
+    --readme and the page argument of same.report.html."""
     found = {(p.relative_to(REPO).as_posix(), m.group(1))
              for p in [*REPO.glob("benchmarks/*.py"), *REPO.glob("same/**/*.py")]
              if p.name != "cli.py" or p.parent.name != "experiments"
@@ -513,7 +520,7 @@ def test_scripts_refuse_a_users_file_before_their_work(tmp_path, source, option)
     PTX folder, a user's file named like one of its kernels' files."""
     before, after = SCRIPT_OUTPUTS[source, option]
     before = [str(REPO / a) if a.startswith("benchmarks/") else a for a in before]
-    (tmp_path / "compare.txt").write_text("")
+    (tmp_path / "compare.txt").write_text("# A table\n")
     if source.endswith("ptx.py"):
         (tmp_path / "ptx").mkdir()
         (tmp_path / "ptx/sddmm_0.ptx").write_text("x\n")
@@ -522,12 +529,18 @@ def test_scripts_refuse_a_users_file_before_their_work(tmp_path, source, option)
         (tmp_path / "thesis.tex").write_text("x\n")
         value = target = "thesis.tex"
     was = tree(tmp_path)
-    res = subprocess.run([sys.executable, *before, option, value, *after], capture_output=True,
+    named = [] if not option.startswith("--") else [option]
+    res = subprocess.run([sys.executable, *before, *named, value, *after], capture_output=True,
                          text=True, cwd=tmp_path, timeout=120)
-    assert res.returncode == 2, res.stderr
-    line = error(res)
-    assert line.startswith(f"{option} {target}: exists and is not a "), line
-    assert line.endswith(" written by same-lda; give a new path or remove it\n"), line
+    if option == "--readme":  # it rewrites marked blocks: a file without them, status 1
+        assert res.returncode == 1, res.stderr
+        assert res.stderr.startswith(f"{target}: README needs one <!-- bench:"), res.stderr
+        assert res.stderr.count("\n") == 1, res.stderr
+    else:
+        assert res.returncode == 2, res.stderr
+        line = error(res)
+        assert line.startswith(f"{' '.join([*named, target])}: exists and is not a"), line
+        assert line.endswith(" written by same-lda; give a new path or remove it\n"), line
     assert tree(tmp_path) == was
 
 

@@ -145,16 +145,21 @@ def _ncu_sections(text: str) -> list[dict]:
 def test_blocks_per_sm_is_what_nsight_compute_reported_on_the_h100():
     """launch.blocks_per_sm's H100 limits are Nsight Compute's for both kernels it profiled on
     the H100 (results/gpu/h100_2026-11-27c/ncu.txt: 96 registers → 20 blocks; 11.78 and
-    9.47 KB of shared memory → 18 and 22), whichever byte the report's rounding to 10 bytes
-    hides; and its SM facts are the report's (configured shared memory, the driver's reserve)."""
+    9.47 KB of shared memory → 18 and 22); and its SM facts are the report's (configured
+    shared memory, the driver's reserve)."""
+    from same.model.kernels.cuda_warp import shared_bytes
     text = (REPO / "results/gpu/h100_2026-11-27c/ncu.txt").read_text()
     sections = _ncu_sections(text)
     assert len(sections) == 2 and all(len(s) == 9 for s in sections), sections
     for s in sections:
         assert round(s["config_kb"] * 1000) == round(launch.SM90["shared"] / 10) * 10
         assert round(s["reserved_kb"] * 1000) == round(launch.SM90["reserved"] / 10) * 10
-        for shared in range(round(s["shared_kb"] * 1000) - 5, round(s["shared_kb"] * 1000) + 5):
-            got = launch.blocks_per_sm(int(s["registers"]), shared, int(s["block"]))
-            assert (got["registers"], got["shared"], got["warps"], got["blocks"]) == (
-                s["limit_registers"], s["limit_shared"], s["limit_warps"], s["limit_blocks"])
+        # the profiled launch's bytes: K = 256 rows as the kernels then held them (5 and 4
+        # float64 rows), the one size of shared_bytes' that the report's 10-byte figure names
+        sizes = [b for b in (shared_bytes(n, 256) for n in range(8))
+                 if round(b / 1000, 2) == s["shared_kb"]]
+        assert len(sizes) == 1, (s, sizes)
+        got = launch.blocks_per_sm(int(s["registers"]), sizes[0], int(s["block"]))
+        assert (got["registers"], got["shared"], got["warps"], got["blocks"]) == (
+            s["limit_registers"], s["limit_shared"], s["limit_warps"], s["limit_blocks"])
     assert [s["limit_shared"] for s in sections] == [18, 22]

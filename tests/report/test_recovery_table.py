@@ -48,23 +48,27 @@ GOOD_ROW = "SAME m=100,-7.5,0.03,0.02,0.25,0.81\n"
 
 
 @pytest.mark.parametrize("text, message", [
-    (b"", "unreadable topic-recovery table (EmptyDataError: No columns to parse from file)"),
+    (b"", "empty, not a topic-recovery table"),
     (b"\xff\xfe" + b"method\n", "unreadable topic-recovery table (UnicodeDecodeError: 'utf-8' "
      "codec can't decode byte 0xff in position 0: invalid start byte)"),
     ("label,final ll\nsame,-7.5\n", "columns ['label', 'final ll'], not a topic-recovery "
      "table's " + str(list(RECOVERY_COLUMNS))),
     (_header(), "no rows"),
     (_header() + ",-7.5,0.03,0.02,0.25,0.81\n", "row 1: no method name"),
+    (_header() + "x," + GOOD_ROW, "row 1: 7 fields, not 6"),
+    (_header() + GOOD_ROW.replace("\n", ",\n"), "row 1: 7 fields, not 6"),
+    (_header() + '"SAME\nm=100",-7.5,0.03,0.02,0.25,x\n',
+     "row 1 ('SAME\\nm=100'): \"true topics' mutual TV\" is 'x', not a distance in [0, 1]"),
     (_header() + GOOD_ROW + "CGS,nan,0.03,0.02,0.25,0.81\n",
-     "row 2 (CGS): 'final ll' is 'nan', not a finite number"),
+     "row 2 ('CGS'): 'final ll' is 'nan', not a finite number"),
     (_header() + "CGS,-7.5,,0.02,0.25,0.81\n",
-     "row 1 (CGS): 'mean matched TV' is '', not a distance in [0, 1]"),
+     "row 1 ('CGS'): 'mean matched TV' is '', not a distance in [0, 1]"),
     (_header() + "CGS,-7.5,0.03,0.02,1.5,0.81\n",
-     "row 1 (CGS): 'max matched TV' is '1.5', not a distance in [0, 1]"),
+     "row 1 ('CGS'): 'max matched TV' is '1.5', not a distance in [0, 1]"),
     (_header() + "CGS,-7.5,0.03,0.02,0.25,-0.1\n",
-     "row 1 (CGS): \"true topics' mutual TV\" is '-0.1', not a distance in [0, 1]"),
+     "row 1 ('CGS'): \"true topics' mutual TV\" is '-0.1', not a distance in [0, 1]"),
     (_header() + "CGS,-7.5,0.03,abc,0.25,0.8\n",
-     "row 1 (CGS): 'median matched TV' is 'abc', not a distance in [0, 1]"),
+     "row 1 ('CGS'): 'median matched TV' is 'abc', not a distance in [0, 1]"),
 ])
 def test_a_malformed_table_is_one_line_naming_it(tmp_path, text, message):
     path = tmp_path / "topic_recovery.csv"

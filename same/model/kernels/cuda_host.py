@@ -18,7 +18,7 @@ __all__ = ["MAX_TOPICS", "MAX_REGISTERS", "CAP_ONLY_ON", "register_cap", "jit_ke
 MAX_TOPICS = 1024
 
 
-#: Register caps by kernel (ptxas; blocks an H100 SM holds:
+#: Register caps by kernel (ptxas 12.9 of the test extra; blocks an H100 SM holds:
 #: :func:`same.model.kernels.launch.blocks_per_sm`). The per-nonzero sampler's inlined Poisson
 #: draws take 186 registers uncapped on sm_90, 8 one-warp blocks an SM; at 96 an SM holds 20
 #: (its shared rows allow 22 at K = 256), the rest spilled to L1-cached local memory. The
@@ -32,9 +32,10 @@ CAP_ONLY_ON = {"summed_t_partial": ((9, 0),)}
 
 def register_cap(name: str, cc: tuple[int, int] | None) -> int | None:
     """Kernel ``name``'s register cap on a GPU of compute capability ``cc`` (None: unknown,
-    every cap applies); None: uncapped."""
+    only the caps of every capability apply); None: uncapped."""
     only = CAP_ONLY_ON.get(name)
-    return MAX_REGISTERS.get(name) if cc is None or only is None or tuple(cc) in only else None
+    return MAX_REGISTERS.get(name) if only is None or (cc is not None and tuple(cc) in only) \
+        else None
 
 
 def _device_capability() -> tuple[int, int] | None:

@@ -65,7 +65,7 @@ def sample_kernel(indptr, indices, data, theta, phi_t, mu, n_samples, key, t_out
     sh = cuda.shared.array(0, float64)  # the same dynamic shared memory, two views
     sh32 = cuda.shared.array(0, float32)
     cum, z, tacc, scratch = sh[:R], sh[R:2 * R], sh[2 * R:3 * R], sh[3 * R:3 * R + WARP]
-    at32 = 2 * (3 * R + WARP)  # the float32 rows after the float64 ones
+    at32 = 2 * (ROWS * R + WARP)  # the float32 rows after the float64 ones (shared_bytes)
     th, ph = sh32[at32:at32 + R], sh32[at32 + R:at32 + 2 * R]
     for k in range(lane, n_topics, WARP):
         tacc[slot(k, lay)] = 0.0

@@ -171,8 +171,8 @@ def _warp_draw(j, rate, scale, a, b, key, pool_max, cum, z, n_topics, lay,
     """Element j's K draws z_k ~ Poisson(scale · a_k · b_k) into z (shared, float64), the warp
     together; :func:`same.model.kernels.elements.draw_nonzero`'s counters and early exit.
 
-    a, b : shared rows of K float32 values (float32 or float64 rows; read as float64);
-    cum : shared K scratch
+    a, b : shared rows of K values (float32 rows, or float64 rows: θ_d's or φ_w's float32
+    values, or the summed sampler's float64 sums; read as float64); cum : shared K scratch
     (the list of topics drawn alone, then the cumulative pooled rates); all in layout ``lay``
     (:func:`_layout`); scratch : the block's 32-value scratch (its first value carries the
     pooled count).  Returns False (z untouched) on the early exit, else True with z written

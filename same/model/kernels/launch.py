@@ -135,10 +135,11 @@ def summed_draw(n_segments: int) -> tuple[int, int]:
 #: An H100's SM (compute capability 9.0) as its occupancy is computed (CUDA C++ Programming
 #: Guide, "Compute Capabilities", table 21; Nsight Compute's "Block Limit" rows for our kernels
 #: on an H100, results/gpu/h100_2026-11-27c/ncu.txt, agree): shared memory configured for
-#: 233,472 bytes, 1,024 of them reserved per block; 65,536 registers in 4 partitions, a
-#: warp's allocated in units of 256 within one partition; at most 32 blocks and 64 warps.
-SM90 = {"shared": 233_472, "reserved": 1_024, "registers": 65_536, "partitions": 4,
-        "register_unit": 256, "blocks": 32, "warps": 64}
+#: 233,472 bytes, 1,024 of them reserved per block, a block's allocated in units of 128;
+#: 65,536 registers in 4 partitions, a warp's allocated in units of 256 within one partition;
+#: at most 32 blocks and 64 warps.
+SM90 = {"shared": 233_472, "reserved": 1_024, "shared_unit": 128, "registers": 65_536,
+        "partitions": 4, "register_unit": 256, "blocks": 32, "warps": 64}
 
 
 def blocks_per_sm(registers: int, shared: int, block: int = WARP, sm: dict = SM90) -> dict:
@@ -147,13 +148,16 @@ def blocks_per_sm(registers: int, shared: int, block: int = WARP, sm: dict = SM9
     "shared", "warps", "blocks" (the SM's own), "active" (the least: blocks resident)}.
 
     Source: the CUDA occupancy calculation (a warp's registers rounded up to the unit and
-    placed whole in one of the partitions; a block's shared memory plus the reserve).
+    placed whole in one of the partitions; a block's shared memory plus the reserve, rounded
+    up to the unit).
     """
     warps = _cdiv(block, WARP)
     per_warp = _cdiv(registers * WARP, sm["register_unit"]) * sm["register_unit"]
-    in_partition = (sm["registers"] // sm["partitions"]) // per_warp if per_warp else sm["warps"]
+    in_partition = (sm["registers"] // sm["partitions"]) // per_warp if per_warp else \
+        sm["warps"] // sm["partitions"]
+    per_block = _cdiv(shared + sm["reserved"], sm["shared_unit"]) * sm["shared_unit"]
     limits = {"registers": (in_partition * sm["partitions"]) // warps,
-              "shared": sm["shared"] // (shared + sm["reserved"]),
+              "shared": sm["shared"] // per_block,
               "warps": sm["warps"] // warps, "blocks": sm["blocks"]}
     return limits | {"active": min(limits.values())}
 

@@ -187,8 +187,11 @@ def _file_kind(suffix: str):
     from same.io.outputs import Kind
 
     def ours(path: Path) -> bool:
-        with open(path, "rb") as f:
-            return f.read(len(_STARTS[suffix])) == _STARTS[suffix]
+        try:
+            with open(path, "rb") as f:
+                return f.read(len(_STARTS[suffix])) == _STARTS[suffix]
+        except OSError:  # unreadable: not known to be ours
+            return False
 
     return Kind(f"{suffix.lstrip('.')} file of python -m same.model.kernels.ptx", ours)
 
@@ -210,6 +213,9 @@ def main(argv=None) -> int:
              for name, sigs in signatures().items() for i in range(len(sigs))]
     if args.out:  # every target checked before compiling
         try:
+            if Path(args.out).exists() and not Path(args.out).is_dir():
+                raise OutputError(f"--out {args.out}: is a file, not a folder; give a folder "
+                                  "for the .ptx and .cubin files")
             for fname in (f for pair in names for f in pair):
                 check_target(Path(args.out, fname), _file_kind(Path(fname).suffix),
                              option="--out")
