@@ -34,12 +34,6 @@ def counts(log: str) -> tuple[int, int]:
     return len([r for r in rules if r != "all"]), rules.count("fit")
 
 
-def _is_our_log(path: Path) -> bool:
-    """An earlier --log of this script: its first line is :data:`LOG_HEAD` and a command."""
-    with open(path, "rb") as f:
-        return f.readline(len(LOG_HEAD) + 1).decode(errors="replace").startswith(LOG_HEAD)
-
-
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", required=True, help="key in workflow_runs.json (quick, corpora)")
@@ -56,9 +50,10 @@ def main(argv=None) -> int:
         ap.error("give the command after --")
     sys.path.insert(0, str(REPO))
     from same.experiments.provenance import provenance, write_json
-    from same.io.outputs import Kind, check_option, json_kind, write_text
+    from same.io.outputs import check_option, json_kind, prefix_kind, write_text
 
-    log_kind = Kind("log of time_workflow.py", ours=_is_our_log)
+    # an earlier --log of this script: its first line is LOG_HEAD and the command
+    log_kind = prefix_kind("log of time_workflow.py", LOG_HEAD.encode())
     # before the run: a path it may not write is refused in one line, exit 2
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), "time_workflow.py")
     if args.log:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["OutputError", "Kind", "NEW_FILE", "NPZ_KINDS", "CACHE_KINDS", "npz_kind",
-           "kind_of_arrays", "json_kind", "text_kind", "figure_kind"]
+           "kind_of_arrays", "json_kind", "text_kind", "prefix_kind", "figure_kind"]
 
 _FRESH_PATH = "give a new path"
 #: npz kind → the member that tells it (checked in this order: a model also holds topic_word).
@@ -169,6 +169,16 @@ def text_kind(what: str, text: str) -> Kind:
 _MATPLOTLIB = {"png": (b"\x89PNG\r\n\x1a\n", b"Software\x00Matplotlib"),
                "pdf": (b"%PDF-", b"/Producer (Matplotlib"),
                "svg": (b"<?xml", b"Created with matplotlib")}
+
+
+def prefix_kind(what: str, prefix: bytes) -> Kind:
+    """A file recognised by the bytes it begins with (a compiler's banner, a log's header
+    line; at most :data:`_PEEK` of them)."""
+
+    def ours(path: Path) -> bool:
+        return _ends(path)[0].startswith(prefix)
+
+    return Kind(what, ours)
 
 
 def figure_kind(fmt: str) -> Kind:

@@ -58,7 +58,7 @@ from pathlib import Path
 
 __all__ = ["OutputError", "DiskError", "DISK_ERRNOS", "Kind", "NEW_FILE", "NPZ_KINDS",
            "check_target", "check_option", "write_file", "write_text", "writing_folder",
-           "npz_kind", "kind_of_arrays", "json_kind", "text_kind", "figure_kind",
+           "npz_kind", "kind_of_arrays", "json_kind", "text_kind", "prefix_kind", "figure_kind",
            "is_temporary_of", "disk_error"]
 
 from .outputkinds import (  # re-exported: every writer imports them from here
@@ -70,6 +70,7 @@ from .outputkinds import (  # re-exported: every writer imports them from here
     json_kind,
     kind_of_arrays,
     npz_kind,
+    prefix_kind,
     text_kind,
 )
 

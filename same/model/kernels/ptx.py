@@ -184,16 +184,10 @@ def _cc(text: str) -> tuple[int, int]:
 
 
 def _file_kind(suffix: str):
-    from same.io.outputs import Kind
+    from same.io.outputs import prefix_kind
 
-    def ours(path: Path) -> bool:
-        try:
-            with open(path, "rb") as f:
-                return f.read(len(_STARTS[suffix])) == _STARTS[suffix]
-        except OSError:  # unreadable: not known to be ours
-            return False
-
-    return Kind(f"{suffix.lstrip('.')} file of python -m same.model.kernels.ptx", ours)
+    return prefix_kind(f"{suffix.lstrip('.')} file of python -m same.model.kernels.ptx",
+                       _STARTS[suffix])
 
 
 def main(argv=None) -> int:
