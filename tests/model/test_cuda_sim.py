@@ -180,8 +180,17 @@ def test_an_h100_sm_holds_20_blocks_of_either_sampling_sweep(ptx):
         limits = blocks_per_sm(regs, size)
         assert limits["shared"] >= limits["registers"] == limits["active"] == 20, (
             name, regs, size, limits)
-    assert blocks_per_sm(96, shared_bytes(5, k))["active"] == 18  # the rows before
-    assert blocks_per_sm(98, shared["summed_t_partial"])["active"] == 16
+    before = blocks_per_sm(96, shared_bytes(5, k))["active"]  # the rows before
+    uncapped = registers(compiled["summed_t_partial"][0], "sm_90")
+    t_before = blocks_per_sm(uncapped, shared["summed_t_partial"])["active"]
+    assert (before, t_before) == (18, 16)
+    # the README's sentence is these numbers
+    readme = " ".join((HERE.parents[1] / "README.md").read_text().split())
+    for said in (f"an H100 SM holds {limits['active']} one-warp blocks of either sweep",
+                 f"the report shows {before} of the per-nonzero sampler",
+                 f"the summed T sweep to {uncapped} registers, {t_before} blocks",
+                 f"capped at {register_cap('summed_t_partial', cc)} on sm_90 now"):
+        assert said in readme, said
 
 
 _STRONG = re.compile(r"bit[- ]identical|bit for bit|same integer counts|no (fast-math or )?FMA",
