@@ -17,8 +17,8 @@ seconds of waiting: :func:`~same.experiments.machine_load.wait_quiet`), and kept
 
 Time to a quality is then the work to reach it (from the quality traces) times this cost:
 :func:`same.report.timing.retime` maps each checkpoint's pass to the seconds the alone
-measurement took to get there (beyond the last timed pass: the mean cost per pass of the second
-half of the timed passes).
+measurement took to get there (beyond the last timed pass: what each later pass cost the quality
+run itself, scaled by the alone-to-shared ratio of the timed passes' second half).
 
     python -m same.experiments.timing --split results/kos/split.npz --out results/kos/timing.json \
         --entries '{"same": {"spec": {...}}, "same_tuned": {"spec": {...}, "tuned": true}}' \

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .captions import figure_caption
 from .paper import METHOD_NAMES
 from .plotting import STYLES, _band, _band_handles, _dataset_title, _save
-from .timing import entry_of, per_pass_alone, retime, seconds_problem, timed_labels
+from .timing import per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
     configurations,
@@ -24,8 +24,8 @@ def seconds_series(df, timing=None) -> dict[str, dict]:
     """What fig1_seconds draws for one configuration's traces (retimed by
     :func:`~.timing.retime`: seconds measured alone), per method of the main comparison
     (:data:`~.paper.METHOD_NAMES`) present whose seconds are not refused: ``rows`` (its
-    traces), ``cost`` (:func:`~.timing.per_pass_alone`: each timing round's cost per pass
-    after the first, median, min and max over rounds; CGS per iteration; without a timing
+    traces), ``cost`` (:func:`~.timing.per_pass_alone`: the runs' cost per pass after the
+    first over their whole budget, priced alone, median, min and max over rounds; CGS per iteration; without a timing
     file, :func:`~.traces.per_pass_over_seeds` of traces whose runs held the machine) and
     ``implementation``."""
     out = {}
@@ -33,7 +33,7 @@ def seconds_series(df, timing=None) -> dict[str, dict]:
         d = df[df["label"] == label]
         if d.empty or seconds_problem(df, label) is not None:
             continue
-        cost = per_pass_alone(timing, entry_of(df, label)) if timing is not None else None
+        cost = per_pass_alone(df, timing, label) if timing is not None else None
         out[label] = {"rows": d, "cost": cost or per_pass_over_seeds(d),
                       "implementation": implementation(label, d)}
     return out

@@ -19,13 +19,13 @@ from .stats import (
     CGS_REFERENCE_ITERATION,
     LADDER_GAPS,
     cgs_reference,
+    converge_to,
     converged,
     ladder,
-    passes_to,
     seconds_to,
     t_interval,
 )
-from .timing import entry_of, over_rounds, per_pass_alone, retime, seconds_problem, timed_labels
+from .timing import over_rounds, per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
     configurations,
@@ -92,7 +92,7 @@ def _method_row(label: str, d, eps: float, timing) -> dict:
     passes = np.array([c.passes for c in conv])
     paper = PAPER_TABLE1.get(label, ("—", None, None))
     refusal = seconds_problem(d, label)
-    alone = per_pass_alone(timing, entry_of(d, label)) if refusal is None else None
+    alone = per_pass_alone(d, timing, label) if refusal is None else None
     if alone is None and refusal is None:  # the trace's own seconds, from runs held alone
         alone = {**per_pass_over_seeds(d[d["label"] == label]), "rounds": None}
     ref = cgs_reference(d)
@@ -107,14 +107,13 @@ def _method_row(label: str, d, eps: float, timing) -> dict:
            "s_to_cgs1000": None, "s_to_cgs1000_min": None, "s_to_cgs1000_max": None,
            "final_minus_cgs1000": None if target is None else float(final.mean() - target)}
     if target is not None:
-        secs = seconds_to(d, label, target)
-        hit = np.isfinite(secs)
+        secs, hit = converge_to(d, label, target)
         row["reached_cgs1000"] = f"{int(hit.sum())}/{len(secs)}"
         if hit.all():
-            row["passes_to_cgs1000"] = float(np.mean(passes_to(d, label, target)))
+            row["passes_to_cgs1000"] = float(np.mean(converge_to(d, label, target, "pass")[0]))
             if refusal is None:
-                spread = over_rounds(lambda x: float(np.mean(seconds_to(x, label, target))), d,
-                                     timing) if timing is not None else None
+                spread = over_rounds(lambda x: float(np.mean(converge_to(x, label, target)[0])),
+                                     d, timing) if timing is not None else None
                 row["s_to_cgs1000"] = float(secs.mean())
                 if spread and spread["rounds"]:
                     row["s_to_cgs1000_min"], row["s_to_cgs1000_max"] = spread["min"], spread["max"]
@@ -200,7 +199,9 @@ def table1(df, csv_path, md_path, setting: str, timing=None) -> list[dict]:
                  "reach it within their budget; passes_to_cgs1000 and s_to_cgs1000: the passes "
                  "(CGS: iterations) and training seconds to it, mean over seeds, where every "
                  "seed reaches it (— otherwise: not within its budget; final_minus_cgs1000 says "
-                 "by how much it ends below).",
+                 "where the mean final ll ends against it); CGS converges by the definition at "
+                 f"iteration {CGS_REFERENCE_ITERATION}, every seed (the paper's Table 1: its "
+                 "1000 iterations' seconds).",
                  f"Own plateau, a second, labelled column: the first checkpoint after which the "
                  f"run stays within {CONVERGED_EPS} nats/token of its own final ll for the rest "
                  "of its budget (each method by its own curve); peak_decline = how far a seed "
@@ -208,8 +209,12 @@ def table1(df, csv_path, md_path, setting: str, timing=None) -> list[dict]:
                  "Seconds are training time only (evaluation excluded), measured with the "
                  "machine alone: the quality runs, which shared the machine, give the passes to "
                  "each point; the timing rule (timing.json) gives what those passes cost alone, "
-                 "each method timed in turn, interleaved over rounds; s_per_pass is each "
-                 "round's cost per pass after the first, median over rounds (min/max beside), "
+                 "each method timed in turn, interleaved over rounds, each up to "
+                 "timing.cap_seconds; a pass beyond the timed ones costs what it cost the run "
+                 "itself, scaled by the alone-to-shared ratio of the timed passes (a method "
+                 "whose passes get cheaper as it converges is priced by its own later passes). "
+                 "s_per_pass is the runs' median cost per pass after the first over their whole "
+                 "budget so priced (median over seeds), median over rounds (min/max beside), "
                  "s_to_* the median over rounds of the mean over seeds (min/max over rounds "
                  "beside). CGS 'per pass' is per Gibbs iteration."
                  + (" Refused (measured beside other work or not at all): "

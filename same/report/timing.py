@@ -4,11 +4,17 @@ work measured with the machine alone (:mod:`same.experiments.timing`'s ``timing.
 The quality fits share the machine, so the ``train_seconds`` of their traces are never read by
 a verdict, table or figure about time.  :func:`retime` replaces them, checkpoint by checkpoint,
 by the seconds the alone measurement of the same method (and settings) took to reach the same
-pass: its cumulative training seconds, linear between its timed checkpoints and, beyond the
-last timed pass, growing by the mean cost per pass of the second half of the timed passes.
-Each round of the interleaved measurement gives one such cost curve; a quantity read from
-seconds (time to a quality, time to converge, seconds per pass) is computed once per round
-(:func:`over_rounds`) and reported as the median over rounds with their min–max.
+pass: its cumulative training seconds, linear between its timed checkpoints.  Beyond the last
+timed pass L (a timed run stops after ``cap_seconds``), each later pass costs what it cost the
+run itself, scaled to the machine alone: A(x) = A(L) + (S(x) − S(L)) · r, S the run's own
+(shared) seconds and r = (A(L) − A(h)) / (S(L) − S(h)) the alone-to-shared ratio over the second
+half [h, L] of the timed passes.  So a method whose passes get cheaper as it converges (batch
+VB's E-step, CGS's sparse sampler) is priced by its own later passes, not by its first ones;
+where the run's seconds cannot give r (none, or not increasing), a later pass costs the mean
+of the second half of the timed passes.  Each round of the interleaved measurement gives one
+such cost curve; a quantity read from seconds (time to a quality, time to converge, seconds
+per pass) is computed once per round (:func:`over_rounds`) and reported as the median over
+rounds with their min–max.
 
 A method whose alone measurement is missing, or shared the machine in so many rounds that
 fewer than :data:`MIN_ROUNDS` clean ones remain, has no seconds: :func:`retime` sets them to
@@ -131,7 +137,9 @@ def refused(timing: dict | None, label: str) -> str | None:
 
 
 def _curve(rnd: dict):
-    """pass → cumulative training seconds of one timed round (module docstring)."""
+    """One timed round's pricing: ``at(x, shared)``, the alone cumulative training seconds at
+    passes ``x`` of one run whose own (shared) seconds there are ``shared`` (module docstring;
+    None: a later pass costs the tail's mean)."""
     p = np.r_[0.0, np.asarray(rnd["points"], dtype=float)]
     s = np.r_[0.0, np.asarray(rnd["seconds"], dtype=float)]
     last = p[-1]
@@ -139,9 +147,22 @@ def _curve(rnd: dict):
     i = int(np.searchsorted(p, half))
     tail = (s[-1] - s[i]) / (last - p[i]) if last > p[i] else s[-1] / max(last, 1.0)
 
-    def at(x):
+    def at(x, shared=None):
         x = np.asarray(x, dtype=float)
-        return np.where(x <= last, np.interp(x, p, s), s[-1] + (x - last) * tail)
+        out = np.interp(x, p, s)
+        beyond = x > last
+        if not beyond.any():
+            return out
+        out[beyond] = s[-1] + (x[beyond] - last) * tail
+        if shared is not None:
+            shared = np.asarray(shared, dtype=float)
+            order = np.argsort(x)
+            xs, ss = np.r_[0.0, x[order]], np.r_[0.0, shared[order]]
+            s_last, s_half = np.interp(last, xs, ss), np.interp(p[i], xs, ss)
+            if np.isfinite(ss).all() and np.all(np.diff(ss) >= 0) and s_last > s_half:
+                ratio = (s[-1] - s[i]) / (s_last - s_half)
+                out[beyond] = s[-1] + (shared[beyond] - s_last) * ratio
+        return out
 
     return at
 
@@ -184,15 +205,25 @@ def retime(df, timing: dict | None, round_index: int | None = None, labels=None)
             secs[rows], source[rows], why[rows] = np.nan, "refused", reason
             continue
         curves = [_curve(r) for r in rounds_of(timing, entry)]
-        if round_index is None:
-            secs[rows] = np.median([c(passes[rows]) for c in curves], axis=0)
-        else:
-            secs[rows] = curves[min(round_index, len(curves) - 1)](passes[rows])
+        if round_index is not None:
+            curves = [curves[min(round_index, len(curves) - 1)]]
+        own = out["shared_seconds"].to_numpy(dtype=float)
+        for idx in _runs(out, rows):  # each run priced by its own later passes
+            secs[idx] = np.median([c(passes[idx], own[idx]) for c in curves], axis=0)
         source[rows] = "alone"
     out["train_seconds"] = secs
     out["seconds_source"] = source
     out["seconds_refused"] = why
     return out
+
+
+def _runs(df, rows) -> list[np.ndarray]:
+    """The positions (into ``df``) of each run's rows among ``rows`` (a boolean mask): one
+    array per (label, seed, scored_on)."""
+    keys = [c for c in ("label", "seed", "scored_on") if c in df]
+    pos = np.flatnonzero(rows)
+    return [pos[np.asarray(g, dtype=int)] for g in
+            df.iloc[pos].reset_index(drop=True).groupby(keys, sort=False).indices.values()]
 
 
 def over_rounds(fn, df, timing: dict | None) -> dict:
@@ -218,20 +249,25 @@ def entry_of(df, label: str) -> str:
     return timing_entry(label)
 
 
-def per_pass_alone(timing: dict | None, label: str) -> dict | None:
-    """Seconds per pass (CGS: per iteration) of ``label`` alone: each clean round's mean over
-    its timed passes after the first (the first apart), then their median, min and max over
-    rounds; with ``first_pass`` the median first pass; None when refused."""
-    if refused(timing, label) is not None:
+def per_pass_alone(df, timing: dict | None, label: str) -> dict | None:
+    """Seconds per pass (CGS: per iteration) of ``label``'s runs in ``df``, priced alone over
+    their whole budget: for each clean round, the median over seeds of each run's
+    :func:`~same.report.traces.per_pass_seconds` (its median cost per pass after the first,
+    every pass priced by :func:`retime`, so a pass beyond the timed ones at its own cost),
+    then the median, min and max over rounds; ``first_pass`` the median over rounds of the
+    first pass's cost (the first timed pass); None when refused (:func:`seconds_problem`)."""
+    from .traces import per_pass_over_seeds
+
+    if timing is None or df[df["label"] == label].empty:
         return None
-    steady, first = [], []
-    for r in rounds_of(timing, label):
-        p, s = np.asarray(r["points"], dtype=float), np.asarray(r["seconds"], dtype=float)
-        first.append(s[0] / p[0])
-        steady.append((s[-1] - s[0]) / (p[-1] - p[0]) if p[-1] > p[0] else s[0] / p[0])
-    return {"median": float(np.median(steady)), "min": float(np.min(steady)),
-            "max": float(np.max(steady)), "rounds": len(steady),
-            "first_pass": float(np.median(first))}
+    if "timed_as" not in df:
+        df = retime(df, timing, labels=timed_labels(df))
+    if seconds_problem(df, label) is not None:
+        return None
+    stat = over_rounds(lambda d: per_pass_over_seeds(d[d["label"] == label])["median"], df,
+                       timing)
+    first = [r["seconds"][0] / r["points"][0] for r in rounds_of(timing, entry_of(df, label))]
+    return {**stat, "first_pass": float(np.median(first))}
 
 
 def shared_runs(df) -> dict:

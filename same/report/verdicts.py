@@ -190,8 +190,11 @@ _PAPER_CONV = ("converged = the paper's definition (§5.2, Table 1): the first t
                "held-out ll reaches standard CGS's after {cgs_iteration:g} iterations (the mean "
                "over CGS's seeds), in training seconds measured with the machine alone (the "
                "quality traces give the passes to it, the timing rule the seconds those passes "
-               "take alone; median over its rounds); a method that does not reach it in every "
-               "seed is 'not within its budget'; each run's own plateau (within ε = {eps:g} of "
+               "take alone; median over its rounds); CGS itself converges by that definition at "
+               "iteration {cgs_iteration:g} (the paper's Table 1: 1000 iterations' seconds); a "
+               "seed that never reaches it is 'not within its budget' and counts with its whole "
+               "budget's seconds, a lower bound of its time to converge (so a test that it is "
+               "slower stays conservative); each run's own plateau (within ε = {eps:g} of "
                "its final ll) is given beside, not judged. By Welch's t-test over seeds "
                "(two-sided, α = {alpha:g}) on the seconds: ")
 
@@ -236,14 +239,14 @@ RULES: dict[str, ClaimRule] = {
         "some → partly",
         {"eps": CONVERGED_EPS, "cgs_iterations": 500, "alpha": ALPHA}),
     "C4": ClaimRule(
-        _PAPER_CONV + "reproduced when SAME reaches it and online VB does not, or when "
-        "{max_ratio:g}× online VB's seconds are significantly above SAME's; not reproduced "
-        "when SAME does not reach it or is not significantly under {max_ratio:g}× online VB's",
+        _PAPER_CONV + "reproduced when SAME reaches it in every seed and {max_ratio:g}× online "
+        "VB's seconds are significantly above SAME's; not reproduced when SAME does not reach "
+        "it or is not significantly under {max_ratio:g}× online VB's",
         {"cgs_iteration": CGS_REFERENCE_ITERATION, "eps": CONVERGED_EPS, "alpha": ALPHA,
          "max_ratio": 3}),
     "C5": ClaimRule(
-        _PAPER_CONV + "reproduced when CGS and VB batch each either do not reach it or take "
-        "significantly more than {min_ratio:g}× SAME's seconds; partly when SAME is "
+        _PAPER_CONV + "reproduced when SAME reaches it in every seed and CGS and VB batch each "
+        "take significantly more than {min_ratio:g}× SAME's seconds; partly when SAME is "
         "significantly faster than at least one; not reproduced when SAME does not reach it "
         "or is faster than neither. Where CGS reaches SAME's final ll, and when, is said "
         "beside",

@@ -49,8 +49,10 @@ COSTS = {"same": 0.2, "vb_online": 0.1, "vb_batch": 0.1, "cgs": 0.01}
 
 
 def test_retime_prices_each_checkpoint_by_the_alone_measurement():
-    """Beyond the timed passes a pass costs the mean of the second half of the timed ones;
-    the round's curve, the median over rounds, and the trace's own seconds kept apart."""
+    """Beyond the timed passes a pass costs what it cost the run itself, scaled by the
+    alone-to-shared ratio of the timed second half (the mean of that half where the run's
+    seconds cannot say); the round's curve, the median over rounds, and the trace's own
+    seconds kept apart."""
     df = frame(-7.55, -7.60)
     timing = planted_timing(COSTS, passes=4)
     t = retime(df, timing, labels=["same", "vb_online", "vb_batch", "cgs"])
@@ -66,7 +68,19 @@ def test_retime_prices_each_checkpoint_by_the_alone_measurement():
                                  * MIN_ROUNDS}}}
     b = retime(df[df["label"] == "same"], bent, round_index=0)
     row = b[(b["seed"] == 0) & (b["pass"] == 10)]
+    # the run's own passes cost 1.2 each throughout: beyond pass 4, its cost scaled by the
+    # alone-to-shared ratio of the timed second half, (8 − 2) / (1.2 × 2) = 2.5 → 3 per pass
     assert float(row["train_seconds"].iloc[0]) == pytest.approx(8.0 + 6 * 3.0)
+    # a run whose own passes get cheaper after pass 4 (1 each, then 0.5): priced by them,
+    # ratio (8 − 2) / (4 − 2) = 3, so pass 10 costs 8 + 6 × 0.5 × 3, not 8 + 6 × 3
+    cheap = df[(df["label"] == "same") & (df["seed"] == 0)].copy()
+    cheap["train_seconds"] = np.minimum(cheap["pass"], 4) + 0.5 * np.maximum(cheap["pass"] - 4, 0)
+    c = retime(cheap, bent, round_index=0).set_index("pass")["train_seconds"]
+    assert c[10] == pytest.approx(8.0 + 6 * 0.5 * 3) and c[3] == pytest.approx(5.0)
+    # a run without its own seconds: a later pass costs the tail's mean (3)
+    cheap["train_seconds"] = np.nan
+    c = retime(cheap, bent, round_index=0).set_index("pass")["train_seconds"]
+    assert c[10] == pytest.approx(8.0 + 6 * 3.0)
     # m sweep runs are not priced: they keep their trace's seconds
     m = t[t["label"] == "same_m5"]
     assert set(m["seconds_source"]) == {"trace"}
@@ -80,33 +94,66 @@ def test_retime_prices_each_checkpoint_by_the_alone_measurement():
     assert spread["min"] == pytest.approx(0.2 * p) and spread["max"] == pytest.approx(0.24 * p)
 
 
-def test_c5_by_the_papers_definition_not_within_budget_and_seconds():
-    """Target = CGS's mean ll after 1000 iterations. SAME (final −7.55) reaches it; VB batch
-    (final −7.65) never does: 'not within its budget'; CGS does, at its own planted passes."""
+def _slower(a, b, alpha=0.05) -> bool:
+    """a significantly above b by Welch's two-sided t-test (scipy)."""
+    r = st.ttest_ind(a, b, equal_var=False)
+    return bool(r.pvalue < alpha and np.mean(a) > np.mean(b))
+
+
+def _at_iteration(t, label, it=1000):
+    """Per seed of ``label``: its (alone) training seconds at iteration ``it``."""
+    return np.array([np.interp(it, r["iteration"], r["train_seconds"])
+                     for _, r in t[t["label"] == label].groupby("seed")])
+
+
+def test_c5_by_the_papers_definition_cgs_at_1000_iterations_budgets_as_lower_bounds():
+    """Target = CGS's mean ll after 1000 iterations. SAME (final −7.55) reaches it; CGS
+    converges by the definition at its 1000th iteration (the paper's Table 1: its 1000
+    iterations' seconds), even a seed whose ll never reaches the mean over seeds; VB batch
+    (final −7.65) never does: counted with its whole budget's seconds, a lower bound, so its
+    short budget shows no 50× (the verdict does not credit what was not measured)."""
     df = frame(-7.55, -7.60)
-    timing = planted_timing(COSTS)
+    low_cgs = (df["label"] == "cgs") & (df["seed"] == 2)
+    df.loc[low_cgs, "ll"] -= 0.01  # this seed ends below the mean over seeds
+    costs = {**COSTS, "cgs": 1.0}  # CGS's 1000 iterations: far beyond 50× SAME's seconds
+    timing = planted_timing(costs)
     info = {**INFO, "timing": timing}
-    target = float(np.mean([curve(-7.62, 1000) for _ in range(3)]))
+    target = float(np.mean([curve(-7.62, 1000) - (0.01 if s == 2 else 0) for s in range(3)]))
     t = retime(df, timing, labels=["same", "vb_online", "vb_batch", "cgs"])
+    assert not np.isfinite(stats.seconds_to(t, "cgs", target)[2])  # never crosses the mean
     v = C["C5"](t, info, "toy")
     assert v.numbers["target"] == pytest.approx(target)
     s = stats.seconds_to(t, "same", target)
-    cgs = stats.seconds_to(t, "cgs", target)
-    assert np.isfinite(s).all() and np.isfinite(cgs).all()
-    assert not np.isfinite(stats.seconds_to(t, "vb_batch", target)).any()
+    cgs = _at_iteration(t, "cgs")
+    bat = t[t["label"] == "vb_batch"].sort_values("pass").groupby("seed")["train_seconds"] \
+        .last().to_numpy()
+    assert np.isfinite(s).all() and not np.isfinite(stats.seconds_to(t, "vb_batch", target)).any()
+    values, reached = stats.converge_to(t, "cgs", target)
+    np.testing.assert_allclose(values, cgs)
+    assert reached.all()
+    np.testing.assert_allclose(stats.converge_to(t, "cgs", target, "pass")[0], 1000)
+    values, reached = stats.converge_to(t, "vb_batch", target)
+    np.testing.assert_allclose(values, bat)
+    assert not reached.any()
     assert v.numbers["CGS"]["ratio"] == pytest.approx(cgs.mean() / s.mean())
+    assert v.numbers["VB batch (gensim)"]["ratio"] == pytest.approx(bat.mean() / s.mean())
     text = " ".join(v.ours)
-    assert "VB batch (gensim) not within its budget" in text
+    assert "(its 1000 iterations, by the definition)" in text
+    assert "VB batch (gensim) ≥ " in text and "not within its budget in 3 of 3 seeds" in text
     assert f"CGS@1000 = {stats.interval_text(stats.cgs_reference(t))}" in text
-    # VB batch never reaches it, so SAME is faster than one of the two: partly; CGS is not
-    # 50× slower than SAME, so not reproduced
-    assert cgs.mean() < 50 * s.mean()
+    far = [_slower(cgs, 50 * s), _slower(bat, 50 * s)]
+    faster = [_slower(cgs, s), _slower(bat, s)]
+    assert far == [True, False] and all(faster)  # the planted case: CGS far, VB batch's budget not
     assert v.outcome is PARTLY
+    # Table 1 reads the same definition: CGS converged in every seed at iteration 1000
+    row = {r["method"]: r for r in report.table1_rows(t, timing=timing)}
+    assert row["CGS (tomotopy)"]["reached_cgs1000"] == "3/3"
+    assert row["CGS (tomotopy)"]["passes_to_cgs1000"] == pytest.approx(1000)
     # SAME never reaching it: not reproduced, with its gap
     low = frame(-7.65, -7.60)
     w = C["C5"](retime(low, timing, labels=["same", "vb_online", "vb_batch", "cgs"]), info, "toy")
     assert w.outcome is NOT_REPRODUCED
-    assert "SAME not within its budget (final ll -7.6490" in " ".join(w.ours)
+    assert "SAME not within its budget in 3 of 3 seeds (mean final ll -7.6490" in " ".join(w.ours)
     # CGS run shorter than 1000 iterations: not testable, said why
     short = df[~((df["label"] == "cgs") & (df["iteration"] > 500))]
     x = C["C5"](short, INFO, "toy")
