@@ -40,10 +40,13 @@ PRIMARY_REASON = ("it is deterministic and scores only tokens that θ was not fi
                   "Left-to-right (same paper; here its unbiased sequential form, Buntine 2009) "
                   "estimates log p(w_d | φ, α) of whole test documents itself and is the "
                   "arbiter where document completion and the paper's metric disagree, but at "
-                  f"its {L2R_PARTICLES} particles it reads about 0.05 nats/token low on KOS (against 2000 "
-                  "particles), by an amount that differs between models by about 0.01, so it "
-                  "does not resolve differences under 0.01. The paper's metric fits θ on the "
-                  "very tokens it scores")
+                  f"its {L2R_PARTICLES} particles it reads low (the log of an unbiased estimate "
+                  "of p is biased down, by Jensen's inequality), by an amount that shrinks with "
+                  "more particles and need not be the same for two models, so a small "
+                  "difference between models under it is not settled by it alone (no run here "
+                  "measures that bias: re-scoring a model with more particles, "
+                  "same.model.evaluate.evaluate's n_particles, would). The paper's metric fits "
+                  "θ on the very tokens it scores")
 #: Why the estimators can rank methods differently: said once, where they disagree.
 METRIC_REASON = ("the paper's metric fits θ on the very tokens it then scores, which rewards a "
                  "sharper φ; document completion folds θ in on one half of each test document "
