@@ -261,7 +261,8 @@ def _per_pass_text(df, info, label) -> str:
     machine."""
     alone = per_pass_alone(info.get("timing"), entry_of(df, label))
     if alone is not None:
-        return f"{alone['median']:.3g} s ({alone['min']:.3g}–{alone['max']:.3g})"
+        return (f"{alone['median']:.3g} s (median of the timing rounds; range "
+                f"{alone['min']:.3g}–{alone['max']:.3g})")
     return f"{_per_pass(df, label):.3g} s"
 
 
