@@ -19,6 +19,7 @@ from .captions import figure_caption
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .study_figure import plot_study
 from .tables import write_table
+from .traces import per_parameter_text as _tpp
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC
 
 __all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "crossover_study",
@@ -112,18 +113,18 @@ def crossover(scale, diff, threshold: float = 0.0) -> dict:
 def describe_crossover(c: dict, what: str) -> str:
     """One phrase for a :func:`crossover` result (``what``: what holds above the threshold)."""
     if c["status"] == "always":
-        return f"{what} at every point (from {c['from_scale']:.3g} tokens/parameter)"
+        return f"{what} at every point (from {_tpp(c['from_scale'])} tokens/parameter)"
     if c["status"] == "never":
         if not c["exceptions"]:
-            return (f"{what} at no point studied (up to {c['below_scale']:.3g} "
+            return (f"{what} at no point studied (up to {_tpp(c['below_scale'])} "
                     "tokens/parameter)")
-        return (f"{what} not at the largest scale studied ({c['below_scale']:.3g} "
+        return (f"{what} not at the largest scale studied ({_tpp(c['below_scale'])} "
                 f"tokens/parameter); it holds at {len(c['exceptions'])} smaller point(s)")
-    text = (f"{what} from {c['from_scale']:.3g} tokens/parameter on (not at "
-            f"{c['below_scale']:.3g}; crossing ≈ {c['at_scale']:.3g})")
+    text = (f"{what} from {_tpp(c['from_scale'])} tokens/parameter on (not at "
+            f"{_tpp(c['below_scale'])}; crossing ≈ {_tpp(c['at_scale'])})")
     if c["exceptions"]:
         text += (f"; also at {len(c['exceptions'])} smaller point(s): "
-                 + ", ".join(f"{s:.3g}" for s, _ in c["exceptions"]))
+                 + ", ".join(_tpp(s) for s, _ in c["exceptions"]))
     return text
 
 
@@ -231,7 +232,7 @@ def crossover_summary(verdicts: list, scales: dict, findings: dict) -> dict[str,
         lines = []
         for dataset, vs in per.items():
             sc = scales.get(dataset)
-            at = f"{sc['tokens_per_parameter']:.2g}" if sc else "?"
+            at = _tpp(sc["tokens_per_parameter"]) if sc else "?"
             primary = [v for v in vs if getattr(v, "metric", None) in (PRIMARY_METRIC, None)]
             cells = "; ".join(
                 f"{getattr(v.outcome, 'value', v.outcome)}"

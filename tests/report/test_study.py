@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ def test_crossover_cases():
     assert crossover([1, 2, 4], [-0.02, None, -0.005], -0.01)["status"] == "from"
     with pytest.raises(ValueError, match="at least one point"):
         crossover([1, 2], [None, float("nan")])
-    assert "crossing ≈ 1.4" in describe_crossover(crossover([1, 2], [-1.0, 1.0]), "x")
+    assert "crossing ≈ 1.41" in describe_crossover(crossover([1, 2], [-1.0, 1.0]), "x")
 
 
 def test_crossover_study_writes_figure_and_tables(tmp_path):
@@ -101,14 +102,32 @@ def test_claims_summarise_across_scales(tmp_path):
     df["sampler"] = "summed"
     report.claims({"toy": {"df": df, "study": study_frame(), **INFO}}, tmp_path / "c.md", "s")
     text = (tmp_path / "c.md").read_text()
-    line = next(x for x in text.splitlines() if x.startswith("| C1 | toy at 16 tok/param"))
+    line = next(x for x in text.splitlines() if x.startswith("| C1 | toy at 16.00 tok/param"))
     assert "crossover study: SAME's final ll above both VB methods' from" in line
-    assert "crossing ≈ 2" in line
-    c3 = next(x for x in text.splitlines() if x.startswith("| C3 | toy at 16"))
+    assert "crossing ≈ 2.00" in line
+    c3 = next(x for x in text.splitlines() if x.startswith("| C3 | toy at 16.00"))
     # SAME below CGS at every point: said as such, not as "not at the largest scale" (issue 53)
-    assert "within 0.01 nats/token of CGS at its budget at no point studied (up to 40" in c3
-    c6 = next(x for x in text.splitlines() if x.startswith("| C6 | toy at 16"))
+    assert "within 0.01 nats/token of CGS at its budget at no point studied (up to 40.00" in c3
+    c6 = next(x for x in text.splitlines() if x.startswith("| C6 | toy at 16.00"))
     assert c6.endswith("measured at the main scale only |")
+
+
+def test_claims_print_tokens_per_parameter_one_way(tmp_path):
+    """Every tokens-per-parameter figure of claims.md is per_parameter_text's: a dataset at
+    2.85025 reads "2.85" in its Scale line, the summary, and the cross-scale line (which had
+    "2.9", two significant digits, beside "2.85" elsewhere)."""
+    from test_report import INFO, frame
+
+    from same.report.traces import per_parameter_text
+
+    df = frame(-7.55, -7.60)
+    df["n_words"], df["n_train_tokens"], df["n_topics"] = 500, 11_401, 8  # 2.85025
+    df["sampler"] = "summed"
+    report.claims({"toy": {"df": df, **INFO}}, tmp_path / "c.md", "s")
+    text = (tmp_path / "c.md").read_text()
+    shown = re.findall(r"([0-9.]+) (?:tok/param|training tokens per φ parameter)", text)
+    assert per_parameter_text(11_401 / (8 * 500)) == "2.85"
+    assert len(shown) > 3 and set(shown) == {"2.85"}
 
 
 def test_sensitivity_figure_and_table(tmp_path):
