@@ -139,6 +139,9 @@ def robust(f, df, info: dict, name: str, variants: dict | None = None) -> Verdic
 def _flip(choice: str, value, outcome, v: Verdict) -> str:
     """"ε = 0.005: partly", "α = 0.1: reproduced (deciding p: SAME − VB batch 0.061)",
     "read at the third-last checkpoint: partly"."""
+    if choice == "gpu_seconds":
+        return (f"read from the GPU measurement's {value} seconds per pass (the rule reads its "
+                f"device seconds): {outcome.value}")
     if choice == "checkpoint":
         return f"read at the third-last checkpoint: {outcome.value}" if value == -3 else \
             f"read at checkpoint {value}: {outcome.value}"

@@ -203,7 +203,10 @@ _PAPER_CONV = ("converged = the paper's definition (§5.2, Table 1): the first t
 #: reference checkpoint of a convergence rule, the level α its Welch tests are read at
 #: (:data:`~same.report.stats.FRAGILE_P`: a deciding p between 0.01 and 0.10 makes it
 #: fragile), and the checkpoint read as "final" (the third-last: a verdict that holds only
-#: at the very last checkpoint is fragile).
+#: at the very last checkpoint is fragile). C6, judged from a GPU measurement's seconds of one
+#: timed pass of one run, is re-judged on the same pass's wall-clock seconds (``gpu_seconds``:
+#: the host's clock, its staging included, where the rule reads the device's; a measurement
+#: without them has no such choice).
 FREE_CHOICES = {
     "C1": {"alpha": FRAGILE_P, "checkpoint": (-3,)},
     "C2": {"eps": EPS_RANGE, "alpha": FRAGILE_P},
@@ -211,6 +214,7 @@ FREE_CHOICES = {
            "checkpoint": (-3,)},
     "C4": {"alpha": FRAGILE_P},
     "C5": {"alpha": FRAGILE_P},
+    "C6": {"gpu_seconds": ("wall",)},
     "C7": {"alpha": FRAGILE_P, "checkpoint": (-3,)},
     "C8": {"alpha": FRAGILE_P, "checkpoint": (-3,)},
 }
