@@ -16,7 +16,7 @@ from .gpu import newest_gpu_measurement
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
 from .recovery import load_recovery
-from .study import crossover_summary, study_findings, study_rows
+from .study import crossover_summary, point_finals, seed_spread, study_findings, study_rows
 from .timing import load_timing
 from .traces import PAPER_TOKENS_PER_PARAMETER, per_parameter_text, shape_of, test_traces
 from .verdicts import (
@@ -316,7 +316,8 @@ def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> li
     for name, info in datasets.items():
         study = info.get("study")
         if study is not None and not study.empty:
-            findings[name] = study_findings(study_rows(study))
+            findings[name] = study_findings(study_rows(study), point_finals(study, info["df"]),
+                                            seed_spread(info["df"]))
     recovery = {name: load_recovery(info["recovery"])
                 for name, info in datasets.items() if info.get("recovery")}
     tuned = {}
