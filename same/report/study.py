@@ -27,8 +27,8 @@ from .captions import figure_caption
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
 from .study_figure import plot_study
 from .tables import write_table
-from .traces import per_parameter_text as _tpp
 from .traces import final_lls
+from .traces import per_parameter_text as _tpp
 from .verdicts import METRICS, METRICS_SHORT, PRIMARY_METRIC
 
 __all__ = ["study_rows", "crossover", "describe_crossover", "study_findings", "crossover_study",
