@@ -67,6 +67,28 @@ def test_the_readmes_limits_and_seed_minimum_are_the_codes():
     assert f"at most {MAX_JSON_DEPTH:,} levels deep" in text
 
 
+def test_the_readmes_corpora_sentence_has_the_runs_tokens_per_parameter():
+    """The corpora paragraph (outside the rendered blocks) states KOS's and 20 Newsgroups'
+    training tokens per φ parameter as claims.md prints them (per_parameter_text), computed
+    here from the committed main runs' traces, not typed apart from them (it said 2.86 where
+    1,386,399 / (32 · 15,200) = 2.85)."""
+    from same.report import load_traces
+    from same.report.traces import PAPER_TOKENS_PER_PARAMETER, per_parameter_text, shape_of
+
+    def scale(dataset):
+        paths = sorted((REPO / "results" / dataset / "same").glob("K*/seed*/trace.csv"))
+        assert paths, dataset
+        return shape_of(load_traces(paths[:1]), dataset)
+
+    kos, news = scale("kos"), scale("20news")
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert (f"on KOS at K = {kos['n_topics']} ({per_parameter_text(kos['tokens_per_parameter'])}"
+            " training tokens per φ parameter) and on **20 Newsgroups** at K = "
+            f"{news['n_topics']} ({per_parameter_text(news['tokens_per_parameter'])}, within 20% "
+            "of NYTimes' ") in text
+    assert news["tokens_per_parameter"] >= 0.8 * PAPER_TOKENS_PER_PARAMETER["NYTimes"]
+
+
 def test_the_readmes_gpu_launch_figures_are_the_codes():
     """The README's GPU section states the launch code's constants (issue 50): the per-item
     bound, the chunk and run lengths, the blocks per launch and the register cap."""

@@ -27,7 +27,7 @@ from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .recovery import load_recovery, topic_recovery_rows, topic_recovery_table
 from .render import claims, render_claims
 from .seconds import fig_ll_vs_seconds
-from .study import crossover, crossover_study, study_findings, study_rows
+from .study import crossover, crossover_study, point_finals, seed_spread, study_findings, study_rows
 from .tables import (
            table1,
            table1_rows,
@@ -44,5 +44,6 @@ __all__ = ["load_traces", "fig_ll_vs_passes", "fig_ll_vs_seconds", "fig_ll_vs_sa
            "render_claims", "judge_dataset", "vb_comparison", "claim_c9", "Verdict", "CLAIM_FUNCTIONS", "CLAIMS",
            "PAPER_TABLE1", "PAPER_TABLE2", "CONVERGED_EPS", "shape_of",
            "time_to_quality", "time_to_quality_rows", "fig_sensitivity", "crossover_study",
-           "study_rows", "study_findings", "crossover", "topic_recovery_rows",
+           "study_rows", "study_findings", "point_finals", "seed_spread", "crossover",
+           "topic_recovery_rows",
            "topic_recovery_table", "load_recovery", "test_traces", "configurations", "configuration_frame", "load_timing", "retime"]

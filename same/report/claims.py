@@ -9,6 +9,8 @@ writes files: :mod:`same.report.render` turns verdicts into Markdown.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .gpu import GPU_DIR, MEASUREMENT_GLOB, SAMPLER
@@ -272,7 +274,8 @@ def _per_pass_text(df, info, label) -> str:
     machine."""
     alone = per_pass_alone(df, info.get("timing"), label)
     if alone is not None:
-        return f"{alone['median']:.3g} s ({alone['min']:.3g}–{alone['max']:.3g})"
+        return (f"{alone['median']:.3g} s (median of the timing rounds; range "
+                f"{alone['min']:.3g}–{alone['max']:.3g})")
     return f"{_per_pass(df, label):.3g} s"
 
 
@@ -383,20 +386,25 @@ def claim_c6(df, info, dataset=None) -> Verdict:
     """Seconds per pass at the rule's three m, judged only on a GPU: from the m sweep's own runs
     when they ran on CuPy (a run that shared the machine is refused), else from the newest
     committed GPU measurement (``info["gpu"]``, a :class:`~same.report.gpu.GpuMeasurement`
-    or None: :func:`_c6_from_gpu`), the CPU sweep's numbers said beside."""
+    or None: :func:`_c6_from_gpu`), the CPU sweep's numbers said beside. ``info["gpu_seconds"]``
+    "wall" (a free choice, :data:`~same.report.verdicts.FREE_CHOICES`) reads the measurement's
+    wall-clock seconds per pass in place of its device seconds, where it has them."""
     rule = RULES["C6"]
     low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
+    gpu = info.get("gpu")
+    if info.get("gpu_seconds") == "wall" and gpu is not None and gpu.wall_seconds_per_pass:
+        gpu = replace(gpu, seconds_per_pass=gpu.wall_seconds_per_pass)
     if not info["m_runs"]:
         off = "the m sweep is switched off (same.m_values: null)"
-        if info.get("gpu") is None:
+        if gpu is None:
             return _not_run("C6", dataset, off)
-        return _c6_from_gpu(info["gpu"], dataset, off)
+        return _c6_from_gpu(gpu, dataset, off)
     backend = df[df["label"] == "same"]["backend"].iloc[0]
     problems = [seconds_problem(df, lab) for lab in info["m_runs"].values()
                 if (df["label"] == lab).any()]
     if any(problems):
         if backend != "cupy":
-            return _c6_from_gpu(info.get("gpu"), dataset,
+            return _c6_from_gpu(gpu, dataset,
                                 f"the m sweep here ({backend}) not judged: "
                                 f"{refusal_text(problems)}", {"refused": list(problems)})
         return _not_judged("C6", dataset, problems)
@@ -404,14 +412,14 @@ def claim_c6(df, info, dataset=None) -> Verdict:
     if not {low, knee, high} <= set(t2):
         said = f"ours: m = {low:g}, {knee:g} and {high:g} were not all run"
         if backend != "cupy":
-            return _c6_from_gpu(info.get("gpu"), dataset, said)
+            return _c6_from_gpu(gpu, dataset, said)
         return _v("C6", dataset, Outcome.NOT_TESTABLE, said)
     flat, steep = t2[knee] / t2[low], t2[high] / t2[knee]
     ours = ("ours (" + backend + ", " + sampler_text(df, info["m_runs"][knee]) + "): s/pass "
             + _per_m_text(t2, low, knee, high))
     numbers = {"s_per_pass": t2, "flat_ratio": flat, "steep_ratio": steep}
     if backend != "cupy":
-        return _c6_from_gpu(info.get("gpu"), dataset, ours, numbers)
+        return _c6_from_gpu(gpu, dataset, ours, numbers)
     return _v("C6", dataset, grade([flat <= rule["max_flat"], steep >= rule["min_steep"]]), ours,
               numbers)
 
@@ -449,10 +457,14 @@ def _c6_from_gpu(gpu, dataset, local: str, local_numbers: dict | None = None) ->
                    f"{where}{measured})", here], local_numbers)
     flat, steep = t[knee] / t[low], t[high] / t[knee]
     outcome = grade([flat <= rule["max_flat"], steep >= rule["min_steep"]])
+    wall = gpu.wall_seconds_per_pass
+    walls = ([f"the same pass's wall-clock seconds on the host (its staging included; a free "
+              f"choice the verdict is re-judged on): s/pass {_per_m_text(wall, low, knee, high)}"]
+             if all(m in wall for m in (low, knee, high)) else [])
     return _v("C6", dataset, outcome,
-              [f"ours on a GPU ({gpu.device}; the newest committed GPU measurement, {where})"
-               ": s/pass "
-               + _per_m_text(t, low, knee, high), here],
+              [f"ours on a GPU ({gpu.device}; the newest committed GPU measurement, {where}; "
+               "one timed pass of one run per m): device s/pass "
+               + _per_m_text(t, low, knee, high), *walls, here],
               {"s_per_pass": dict(t), "flat_ratio": flat, "steep_ratio": steep,
                "gpu": {"device": gpu.device, "path": str(gpu.path), "time_utc":
                        gpu.time_utc.isoformat(), "commit": gpu.commit},

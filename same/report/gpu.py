@@ -49,6 +49,10 @@ class GpuMeasurement:
     time_utc : when it was measured (time zone aware)
     commit : the git commit of the code measured (None: unknown)
     shape, settings : the corpus shape and the fit's settings, as the file records them
+    wall_seconds_per_pass : m → the same pass's wall-clock seconds on the host (gpu_same.py's
+        ``wall_seconds_per_pass``: the device's seconds plus the host's staging) for the
+        per-nonzero sampler; empty when the file has none. C6 is re-judged on them, a free
+        choice of its rule (:data:`~same.report.verdicts.FREE_CHOICES`)
     """
 
     path: Path
@@ -59,6 +63,7 @@ class GpuMeasurement:
     commit: str | None
     shape: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    wall_seconds_per_pass: dict[float, float] = field(default_factory=dict)
 
     @property
     def date(self) -> str:
@@ -118,11 +123,12 @@ def read_gpu_measurement(path: str | os.PathLike) -> GpuMeasurement:
         when = datetime.fromisoformat(data["time_utc"].replace("Z", "+00:00"))
     except ValueError as exc:
         raise GpuMeasurementError(f"GPU measurement {path} time_utc: {exc}") from None
-    runs = data["seconds_per_pass"]
+    runs, wall = data["seconds_per_pass"], data.get("wall_seconds_per_pass") or {}
     return GpuMeasurement(path, data["device"]["name"],
                           {float(m): float(s) for m, s in (runs.get(SAMPLER) or {}).items()},
                           tuple(runs), when, data["commit"], dict(data["shape"]),
-                          dict(data["settings"]))
+                          dict(data["settings"]),
+                          {float(m): float(s) for m, s in (wall.get(SAMPLER) or {}).items()})
 
 
 def newest_gpu_measurement(source: str | os.PathLike | Iterable = GPU_DIR

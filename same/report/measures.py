@@ -9,17 +9,12 @@ import numpy as np
 
 from .traces import final_lls
 
-__all__ = ["fmt", "mean_range", "per_seed", "sampler_text", "variant_lls"]
+__all__ = ["fmt", "per_seed", "sampler_text", "variant_lls"]
 
 
 def fmt(x, nd=4) -> str:
     """``x`` with ``nd`` decimals (an ll in nats/token, or seconds), "—" for None."""
     return "—" if x is None else f"{x:.{nd}f}"
-
-
-def mean_range(name, a) -> str:
-    """"name mean [min, max]" of a per-seed array of lls (nats/token)."""
-    return f"{name} {fmt(a.mean())} [{fmt(a.min())}, {fmt(a.max())}]"
 
 
 def per_seed(df, label: str, at: str | int = "last") -> np.ndarray:

@@ -16,9 +16,9 @@ from .gpu import newest_gpu_measurement
 from .judge import judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
 from .recovery import load_recovery
-from .study import crossover_summary, study_findings, study_rows
+from .study import crossover_summary, point_finals, seed_spread, study_findings, study_rows
 from .timing import load_timing
-from .traces import PAPER_TOKENS_PER_PARAMETER, shape_of, test_traces
+from .traces import PAPER_TOKENS_PER_PARAMETER, per_parameter_text, shape_of, test_traces
 from .verdicts import (
     METRIC_REASON,
     METRICS,
@@ -183,7 +183,8 @@ def _scale_text(scale: dict | None) -> str:
     if scale is None:
         return "tokens per φ parameter unknown"
     return (f"{scale['n_train_tokens']:,} training tokens, K={scale['n_topics']}, "
-            f"W={scale['n_words']:,}: {scale['tokens_per_parameter']:.2f} training tokens per φ "
+            f"W={scale['n_words']:,}: {per_parameter_text(scale['tokens_per_parameter'])} "
+            "training tokens per φ "
             "parameter")
 
 
@@ -227,7 +228,8 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
 
     def where(name):
         sc = scales.get(name)
-        return name if sc is None else f"{name} ({sc['tokens_per_parameter']:.2f} tok/param)"
+        return (name if sc is None else
+                f"{name} ({per_parameter_text(sc['tokens_per_parameter'])} tok/param)")
 
     paper = ", ".join(f"{k} ≈ {x:g}" for k, x in PAPER_TOKENS_PER_PARAMETER.items())
     lines = [CLAIMS_TITLE, "",
@@ -314,7 +316,8 @@ def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> li
     for name, info in datasets.items():
         study = info.get("study")
         if study is not None and not study.empty:
-            findings[name] = study_findings(study_rows(study))
+            findings[name] = study_findings(study_rows(study), point_finals(study, info["df"]),
+                                            seed_spread(info["df"]))
     recovery = {name: load_recovery(info["recovery"])
                 for name, info in datasets.items() if info.get("recovery")}
     tuned = {}

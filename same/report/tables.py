@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from same.experiments.machine_load import SHARED_CORES
 from same.io.outputs import check_target, text_kind, write_text
 
 from .paper import (
@@ -304,9 +305,10 @@ def table2(df, runs: dict, csv_path, md_path, setting: str) -> list[dict]:
                  "actually made per word.",
                  "The fit rule reserves every core for each m sweep run (workflow/rules/"
                  "fit.smk), so that a run made under it held the machine alone while timed; "
-                 "seeds_alone: how many of its runs' meta.json say so (other work under "
-                 "0.1 cores on average); a run that shared the machine is refused, its seconds "
-                 "not read.",
+                 "seeds_alone: how many of its runs' meta.json say so (other work averaging "
+                 f"at most {SHARED_CORES:g} busy cores: same.experiments.machine_load."
+                 "SHARED_CORES); a run that shared the machine is refused, its seconds not "
+                 "read.",
                  "Paper column: NYTimes, K=256, one GTX-690 core (their Table 2)."])
     return rows
 

@@ -17,7 +17,7 @@ __all__ = ["load_traces", "implementation", "per_pass_seconds", "per_pass_over_s
            "final_lls", "final_ll", "shape_of", "reach_seconds",
            "PAPER_TOKENS_PER_PARAMETER", "TEST_DOCUMENTS", "configurations",
            "configuration_frame", "test_traces", "twinned_labels", "ORDER_SUFFIX",
-           "order_twinned_labels", "order_frame"]
+           "order_twinned_labels", "order_frame", "per_parameter_text"]
 
 #: Training tokens per φ parameter of the paper's runs (K=256): NYTimes ≈ 99.5M × 0.9 /
 #: (256 × 102,660), PubMed ≈ 730M × 0.9 / (256 × 141,043).
@@ -227,6 +227,13 @@ def shape_of(df, dataset: str) -> dict | None:
     k = int(row["n_topics"])
     return {"n_train_tokens": int(tokens), "n_topics": k, "n_words": int(n_words),
             "tokens_per_parameter": float(tokens) / (k * float(n_words))}
+
+
+def per_parameter_text(x: float) -> str:
+    """Training tokens per φ parameter (:func:`shape_of`'s ``tokens_per_parameter``, or a
+    crossover study point's) as claims.md and the README print it, everywhere: two decimals
+    ("2.85")."""
+    return f"{x:.2f}"
 
 
 def reach_seconds(seconds, ll, target: float, x=None) -> tuple:

@@ -186,3 +186,30 @@ def test_the_claims_rule_reads_the_committed_measurements():
     common = (REPO / "workflow/rules/common.smk").read_text()
     assert "measurement_files(GPU_DIR)" in common
     assert "gpu=list(smk.input.gpu)" in (REPO / "workflow/scripts/report.py").read_text()
+
+
+#: device seconds just over the rule's flat bound (t(100)/t(1) = 2.05 > 2), the same passes'
+#: wall seconds just under it (1.95): the committed H100 measurement's knife edge
+EDGE_DEVICE = {1: 10.0, 5: 11.0, 20: 14.0, 100: 20.5, 500: 30.0}
+EDGE_WALL = {1: 10.0, 5: 11.0, 20: 14.0, 100: 19.5, 500: 30.0}
+
+
+@pytest.mark.parametrize("wall, fragile", [(EDGE_WALL, True), (EDGE_DEVICE, False),
+                                           (None, False)])
+def test_c6_is_fragile_where_the_gpus_wall_seconds_move_it(tmp_path, wall, fragile):
+    """C6 is re-judged on the measurement's wall-clock seconds per pass (a free choice of its
+    rule): marked fragile, in claims.md too, where they give another outcome; a measurement
+    without wall seconds has no such choice."""
+    extra = {} if wall is None else {
+        "wall_seconds_per_pass": {"nonzero": {f"{m:g}": s for m, s in wall.items()}}}
+    plant(tmp_path / "gpu", "h100_2026-11-27", EDGE_DEVICE, **extra)
+    v = c6(tmp_path, measurement_files(tmp_path / "gpu"))
+    assert v.outcome is Outcome.PARTLY
+    flip = ("read from the GPU measurement's wall seconds per pass (the rule reads its device "
+            "seconds): reproduced")
+    assert v.fragile == ((flip,) if fragile else ())
+    head = (tmp_path / "claims.md").read_text().split("### C6")[1].splitlines()[0]
+    assert head.endswith(f"**partly (fragile: {flip})**" if fragile else "**partly**")
+    if wall is not None:
+        assert v.ours[1].startswith("the same pass's wall-clock seconds on the host")
+        assert f"t(100)/t(1) = {wall[100] / wall[1]:.2f}" in v.ours[1]

@@ -344,7 +344,17 @@ def test_claims_comparing_same_with_vb_are_judged_against_each_implementation(tm
     assert "not at equal settings: gensim κ = 0.5" in lines[1]
     apart = df.assign(ll=df["ll"] + 0.01 * (df["label"] == "sklearn_batch")
                       + 0.001 * df["seed"] * df["label"].str.endswith("_batch"))
-    assert "they DISAGREE significantly at equal settings" in report.vb_comparison(apart)[0]
+    disagree = report.vb_comparison(apart)[0]
+    assert "they DISAGREE significantly (shared α, β, K and no step size; each library's " \
+        "E-step cap: gensim " in disagree
+    assert "at equal settings" not in disagree  # their E-step caps differ
+    # each library's mean with its Student-t interval, labelled as everywhere in claims.md
+    # (was a min–max over seeds in unlabelled brackets)
+    from same.report.stats import interval_text
+    from same.report.traces import final_lls
+
+    assert lines[0].startswith(f"VB batch: {interval_text(final_lls(df, 'vb_batch'), name='gensim')}, "
+                               f"{interval_text(final_lls(df, 'sklearn_batch'), name='scikit-learn')}; ")
     text = (tmp_path / "c.md").read_text()
     assert "| C1 | toy, VB: scikit-learn | partly |" in text and f"- {lines[0]}" in text
 
@@ -408,7 +418,8 @@ def test_online_vb_of_both_libraries_compared_at_their_tuned_settings():
              "sklearn_online": {"learning_decay": 0.7, "learning_offset": 10}}
     lines = report.vb_comparison(df, equal)
     assert lines[2].startswith("VB online, tuned:")
-    assert lines[2].endswith("they do not differ significantly (both at κ = 0.7, τ0 = 10)")
+    assert "they do not differ significantly (both at κ = 0.7, τ0 = 10; each library's E-step " \
+        "cap: gensim " in lines[2]
     apart = {**equal, "sklearn_online": {"learning_decay": 0.9, "learning_offset": 10}}
     assert "not at equal settings: gensim κ = 0.7, τ0 = 10; scikit-learn κ = 0.9, τ0 = 10" in \
         report.vb_comparison(df, apart)[2]
@@ -536,3 +547,17 @@ def test_scaling_copies_the_make_up_of_a_split_of_ones_own(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"python -m same.experiments.size_cost: --split: {bad}")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_seconds_per_pass_alone_label_their_range(monkeypatch):
+    """C4's per-pass seconds measured alone: the median of the timing rounds with its range,
+    both named (the range was printed in unlabelled parentheses)."""
+    import importlib
+
+    claims = importlib.import_module("same.report.claims")  # the module, not report.claims()
+
+    monkeypatch.setattr(claims, "entry_of", lambda df, label: label)
+    monkeypatch.setattr(claims, "per_pass_alone",
+                        lambda timing, entry: {"median": 0.5, "min": 0.25, "max": 0.75})
+    assert claims._per_pass_text(None, {}, "same") == \
+        "0.5 s (median of the timing rounds; range 0.25–0.75)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,69 @@ def test_crossover_cases():
     assert crossover([1, 2, 4], [-0.02, None, -0.005], -0.01)["status"] == "from"
     with pytest.raises(ValueError, match="at least one point"):
         crossover([1, 2], [None, float("nan")])
-    assert "crossing ≈ 1.4" in describe_crossover(crossover([1, 2], [-1.0, 1.0]), "x")
+    assert "crossing ≈ 1.41" in describe_crossover(crossover([1, 2], [-1.0, 1.0]), "x")
+
+
+def main_frame(lls: dict, k=64, seeds=5):
+    """Final-only traces of the main comparison at K = ``k`` and every training token (the
+    study's budget of 20): ``lls`` method → one final ll per seed."""
+    return pd.DataFrame([{"label": m, "method": m, "seed": s, "pass": 20, "iteration": 20,
+                          "ll": ll, "n_topics": k, "n_words": W, "dataset": "toy",
+                          "n_train_tokens": FULL_TOKENS}
+                         for m, per in lls.items() for s, ll in zip(range(seeds), per)])
+
+
+def test_one_seed_study_states_no_direction_within_seed_noise():
+    """A one-seed study judges each difference against the main comparison's seed spread: a
+    point counts as SAME above only beyond t · √(s_SAME² + s_VB²) (the 95% interval of one
+    seed's difference), and a point within it is said to be within seed noise, not above."""
+    from scipy import stats
+
+    from same.report.stats import CONFIDENCE
+
+    rows = report.study_rows(study_frame())
+    sd = 0.02
+    spread = {m: (sd, 5) for m in ("same", "vb_online", "vb_batch", "cgs")}
+    found = report.study_findings(rows, report.point_finals(study_frame()), spread)["vb_batch"]
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, 4) * math.hypot(sd, sd)
+    diffs = [(r["tokens_per_parameter"], r["same_minus_vb_batch"]) for r in rows]
+    assert found["within"] == sorted((x, d) for x, d in diffs if abs(d) <= half)
+    assert found["status"] == "from"
+    assert found["from_scale"] == min(x for x, d in diffs if d > half)
+    text = describe_crossover(found, "SAME above VB batch")
+    assert "; within seed noise at " in text
+    assert text.endswith("(one seed per point: a difference counts only beyond its 95% interval "
+                         "from the main comparison's seed-to-seed spread (5 seeds), taken for "
+                         "every point)")
+    # without a spread no direction is tested, and the text says so
+    bare = report.study_findings(rows)["vb_batch"]
+    assert describe_crossover(bare, "x").endswith(
+        "(one seed per point and no seed spread to judge it by: directions untested)")
+
+
+@pytest.mark.parametrize("gap, within", [(-0.004, True), (-0.05, False)])
+def test_the_studys_point_at_the_main_setting_is_the_main_comparisons_test(gap, within):
+    """Where a study point is the main comparison's own setting (K, all training tokens, the
+    same budget), the main comparison's seeds judge it (Welch's interval), so the study never
+    contradicts its tested result: the study's one seed puts SAME +0.002 above VB batch there,
+    the main comparison's five seeds ``gap`` below (not significant: within seed noise;
+    significant: not above)."""
+    study = study_frame()
+    k, point = 8, scale(8, 1.0)  # the largest scale: without the main seeds, above at every point
+    at = (study["n_topics"] == k) & (study["train_fraction"] == 1.0)
+    vb = study.loc[at & (study["method"] == "vb_batch"), "ll"].iloc[0]
+    study.loc[at & (study["method"] == "same"), "ll"] = vb + 0.002
+    noise = np.array([-0.006, -0.003, 0.0, 0.003, 0.006])
+    main = main_frame({"same": vb + gap + noise, "vb_batch": vb + noise[::-1] * 0.5,
+                       "vb_online": vb - 0.1 + noise, "cgs": vb + 0.02 + noise}, k=k)
+    rows = report.study_rows(study)
+    found = report.study_findings(rows, report.point_finals(study, main),
+                                  report.seed_spread(main))["vb_batch"]
+    assert report.study_findings(rows)["vb_batch"]["status"] == "from"  # its one seed: above
+    assert (point in [x for x, _ in found["within"]]) is within
+    assert found["status"] == "never" and found["below_scale"] == point
+    assert (f"at {point:.2f}, the main comparison's own setting, its 5 seeds by Welch's 95% "
+            "interval)") in describe_crossover(found, "x")
 
 
 def test_crossover_study_writes_figure_and_tables(tmp_path):
@@ -101,14 +164,33 @@ def test_claims_summarise_across_scales(tmp_path):
     df["sampler"] = "summed"
     report.claims({"toy": {"df": df, "study": study_frame(), **INFO}}, tmp_path / "c.md", "s")
     text = (tmp_path / "c.md").read_text()
-    line = next(x for x in text.splitlines() if x.startswith("| C1 | toy at 16 tok/param"))
+    line = next(x for x in text.splitlines() if x.startswith("| C1 | toy at 16.00 tok/param"))
     assert "crossover study: SAME's final ll above both VB methods' from" in line
-    assert "crossing ≈ 2" in line
-    c3 = next(x for x in text.splitlines() if x.startswith("| C3 | toy at 16"))
+    assert "crossing ≈ 2.00" in line
+    assert "one seed per point: a difference counts only beyond its 95% interval" in line
+    c3 = next(x for x in text.splitlines() if x.startswith("| C3 | toy at 16.00"))
     # SAME below CGS at every point: said as such, not as "not at the largest scale" (issue 53)
-    assert "within 0.01 nats/token of CGS at its budget at no point studied (up to 40" in c3
-    c6 = next(x for x in text.splitlines() if x.startswith("| C6 | toy at 16"))
+    assert "within 0.01 nats/token of CGS at its budget at no point studied (up to 40.00" in c3
+    c6 = next(x for x in text.splitlines() if x.startswith("| C6 | toy at 16.00"))
     assert c6.endswith("measured at the main scale only |")
+
+
+def test_claims_print_tokens_per_parameter_one_way(tmp_path):
+    """Every tokens-per-parameter figure of claims.md is per_parameter_text's: a dataset at
+    2.85025 reads "2.85" in its Scale line, the summary, and the cross-scale line (which had
+    "2.9", two significant digits, beside "2.85" elsewhere)."""
+    from test_report import INFO, frame
+
+    from same.report.traces import per_parameter_text
+
+    df = frame(-7.55, -7.60)
+    df["n_words"], df["n_train_tokens"], df["n_topics"] = 500, 11_401, 8  # 2.85025
+    df["sampler"] = "summed"
+    report.claims({"toy": {"df": df, **INFO}}, tmp_path / "c.md", "s")
+    text = (tmp_path / "c.md").read_text()
+    shown = re.findall(r"([0-9.]+) (?:tok/param|training tokens per φ parameter)", text)
+    assert per_parameter_text(11_401 / (8 * 500)) == "2.85"
+    assert len(shown) > 3 and set(shown) == {"2.85"}
 
 
 def test_sensitivity_figure_and_table(tmp_path):

@@ -189,6 +189,11 @@ def test_table2_median_over_seeds_first_pass_apart_and_sweeps_per_word(tmp_path)
         assert re.search(rf"\| {col}\s+\|", header), col
     assert "m × passes" in md and "samples_per_word × n_inner" in md
     assert "median over seeds" in md and "runs per m (3)" in md
+    # the note on runs that held the machine names the threshold is_shared reads
+    from same.experiments.machine_load import SHARED_CORES
+
+    assert (f"(other work averaging at most {SHARED_CORES:g} busy cores: "
+            "same.experiments.machine_load.SHARED_CORES)") in md
 
 
 def test_timed_fits_reserve_every_core_and_run_at_the_configs_threads():
