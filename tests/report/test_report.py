@@ -556,8 +556,7 @@ def test_seconds_per_pass_alone_label_their_range(monkeypatch):
 
     claims = importlib.import_module("same.report.claims")  # the module, not report.claims()
 
-    monkeypatch.setattr(claims, "entry_of", lambda df, label: label)
     monkeypatch.setattr(claims, "per_pass_alone",
-                        lambda timing, entry: {"median": 0.5, "min": 0.25, "max": 0.75})
+                        lambda df, timing, label: {"median": 0.5, "min": 0.25, "max": 0.75})
     assert claims._per_pass_text(None, {}, "same") == \
         "0.5 s (median of the timing rounds; range 0.25–0.75)"
