@@ -92,11 +92,42 @@ def test_the_readme_profile_runs_the_main_comparison_alone_without_uci_data(tmp_
             "(same.schedules: null), prior-scale variant (same.prior_scale_variant: false), "
             "fig1c's SAME m=1 run (same.m1_passes: null), C9's scaling benchmark "
             "(scaling: null)") in setting
+    assert ("tuning (tuning: null), sensitivity study (sensitivity: null), crossover study "
+            "(crossover_study: null), the other document order (other_order: false)") in setting
+    # nothing said of the switched-off tuning and crossover study but that they did not run
+    assert ("Every claim is judged as published only: no run of this profile has a tuned twin"
+            in claims) and "No claim's outcome moved with the configuration" not in claims
+    assert ("Each claim at each dataset's main scale, only: no crossover study in this "
+            "profile (crossover_study: null).") in claims
+    # C4 not testable for want of CGS's 1000 iterations: no CPU-vs-GPU qualifier as its reason
+    c4 = next(ln for ln in claims.splitlines() if ln.startswith("### C4 "))
+    assert c4.endswith("**not testable here**"), c4
     for table in ("table1", "time_to_quality"):
         caption = (work / f"results/mine/{table}.md").read_text()
         assert "SAME m=100 (summed sampler, 5 passes," in caption, caption[:600]
         assert "VB 5 passes, CGS 100 iterations" in caption
         assert "seeds [0, 1]" in caption and "10 passes" not in caption
+        assert "Configuration: as published only" in caption and "tuning.md" not in caption
+    assert ("Empty here: CGS ran 100 iterations, and the paper's convergence needs CGS's ll "
+            "after 1000") in (work / "results/mine/table1.md").read_text()
+    # an edited and an added document each rerun the split and what reads it
+    dry = [sys.executable, "-m", "snakemake", "-n", "--nolock", "--cores", "2", "--snakefile",
+           str(REPO / "Snakefile"), "--directory", str(work), "--configfile",
+           str(work / "my.yaml"), "--config", "seeds=[0,1]"]
+    post = work / "data/posts/alpha/000.txt"
+
+    def planned() -> str:
+        out = subprocess.run(dry, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+    assert "split_corpus" not in planned()
+    stamp = os.stat(post).st_mtime_ns
+    os.utime(post, ns=(stamp + 10**9, stamp + 10**9))
+    post.write_text(post.read_text() + " extra words")
+    assert "split_corpus" in planned()
+    os.utime(post, ns=(stamp, stamp))  # back to its old time: the set of files decides now
+    (work / "data/posts/alpha/999.txt").write_text("alpha beta gamma delta")
+    assert "split_corpus" in planned()
 
 
 @pytest.mark.parametrize("profile, base_args", [

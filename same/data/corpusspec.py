@@ -8,6 +8,7 @@ is a regular file (:func:`regular_file`), never a FIFO that would block its read
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import stat
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 from .docword import CorpusFormatError, CorpusNotFoundError
 from .registry import check_own_name
 
-__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
+__all__ = ["SOURCES", "corpus_files", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
            "check_corpus_spec", "check_corpus_paths", "check_text_encoding", "regular_file"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
@@ -75,6 +76,28 @@ def _check_spec_paths(where: str, spec: dict) -> None:
                 regular_file(spec[key], f"{where}.{key}")
             except CorpusNotFoundError:
                 raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such file") from None
+
+
+def corpus_files(spec: dict) -> list[str]:
+    """The files a corpus spec's documents are read from, sorted: a ``folder`` corpus's every
+    file in its category folders (``sklearn.datasets.load_files``' layout, links followed), a
+    ``csv``/``jsonl`` corpus's ``path``, a ``uci`` corpus's ``docword`` and ``vocab``; none for
+    20 Newsgroups (the archive is verified by its checksum).  The workflow's split rule takes
+    them as its input, so that an edited, added or removed document reruns the split and all
+    that reads it (Snakemake compares their times and their set).  A path that is not there
+    lists nothing: the split's own check names it."""
+    if spec.get("source") == "folder":
+        folder = Path(spec.get("path", "")).expanduser()
+        out = []
+        try:
+            for category in os.scandir(folder):
+                if category.is_dir():
+                    out += [e.path for e in os.scandir(category.path) if e.is_file()]
+        except OSError:  # no such folder, or unreadable: the split names it
+            return []
+        return sorted(out)
+    return sorted(str(Path(spec[key]).expanduser()) for key in ("path", "docword", "vocab")
+                  if isinstance(spec.get(key), str) and Path(spec[key]).expanduser().is_file())
 
 
 def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:

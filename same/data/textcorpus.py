@@ -87,7 +87,7 @@ from .newsgroups import NEWSGROUPS, newsgroups_folders
 from .order import order_record, shuffled_indices, spec_order
 from .textclean import MAX_JSON_DEPTH, check_lines, strip_parts
 
-__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "MAX_JSON_DEPTH",
+__all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "MAX_JSON_DEPTH", "read_vectorized_cache",
            "TextCorpusError", "NEWSGROUPS",
            "check_corpus_spec", "check_corpus_paths", "load_corpus", "vectorize", "read_texts",
            "stored_texts", "newsgroups_folders"]
@@ -361,6 +361,34 @@ _CACHE_KEYS = ("key", "data", "indices", "indptr", "shape", "vocab", "doc_names"
                "file_positions")
 
 
+def read_vectorized_cache(path: str | os.PathLike):
+    """The vectorized-corpus cache at ``path``, checked whole (its seal, every array, their
+    agreement): (key, counts, vocabulary, kept documents' names, labels or None, file
+    positions).  The one reader of the cache (:func:`load_corpus` and ``same-lda check``).
+
+    Raises
+    ------
+    ArtefactError
+        Unsealed, damaged or inconsistent (one line naming the file).
+    FileNotFoundError
+        No such file.
+    """
+    path = Path(path)
+    z = open_npz(path, "vectorized-corpus cache", _CACHE_REMEDY, _CACHE_KEYS)
+    with remedied(_CACHE_REMEDY):
+        X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
+        labels = check_array(z["labels"], "labels", str(path), ndim=1, kind="U")
+        positions = check_array(z["file_positions"], "file_positions", str(path), ndim=1,
+                                kind="i")
+        names = z["doc_names"].tolist()
+        if (labels.size not in (0, X.shape[0]) or len(names) != X.shape[0]
+                or not np.array_equal(np.sort(positions), np.arange(X.shape[0]))):
+            raise ArtefactError(f"{path}: labels, names or file positions do not match "
+                                f"its {X.shape[0]} documents")
+        return (str(z["key"]), X, z["vocab"].tolist(), names,
+                labels.tolist() if labels.size else None, positions.astype(np.int64))
+
+
 def _read_cache(path: Path, key: str):
     """(counts, vocabulary, kept documents' names, labels or None, file positions) of the
     cache at ``path``, or None when absent, of another key, or damaged (then rebuilt over it
@@ -368,26 +396,13 @@ def _read_cache(path: Path, key: str):
     if not path.is_file():
         return None
     try:
-        z = open_npz(path, "vectorized-corpus cache", _CACHE_REMEDY, _CACHE_KEYS)
-        with remedied(_CACHE_REMEDY):
-            if str(z["key"]) != key:
-                return None
-            X = csr_from_parts(z["data"], z["indices"], z["indptr"], z["shape"], str(path))
-            labels = check_array(z["labels"], "labels", str(path), ndim=1, kind="U")
-            positions = check_array(z["file_positions"], "file_positions", str(path), ndim=1,
-                                    kind="i")
-            names = z["doc_names"].tolist()
-            if (labels.size not in (0, X.shape[0]) or len(names) != X.shape[0]
-                    or not np.array_equal(np.sort(positions), np.arange(X.shape[0]))):
-                raise ArtefactError(f"{path}: labels, names or file positions do not match "
-                                    f"its {X.shape[0]} documents")
-            return (X, z["vocab"].tolist(), names, labels.tolist() if labels.size else None,
-                    positions.astype(np.int64))
+        found = read_vectorized_cache(path)
     except (ArtefactError, OSError) as exc:  # rebuilt, not trusted: the write discipline
         # replaces it (an unreadable one too)
         warnings.warn(f"{path}: unreadable vectorized-corpus cache ({exc}); rebuilding it",
                       CacheWarning, stacklevel=3)
         return None
+    return found[1:] if found[0] == key else None
 
 
 def _kept_positions(stored: dict, kept: list[str]) -> tuple[np.ndarray, list[str] | None]:

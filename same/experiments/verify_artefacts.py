@@ -35,6 +35,8 @@ def _load(kind: str, path: Path) -> None:
         from .runner import load_model as load
     elif kind == "synthetic corpus":
         from same.data.planted import load_synthetic as load
+    elif kind == "vectorized-corpus cache":
+        from same.data.textcorpus import read_vectorized_cache as load
     else:
         from same.data.corpus import read_cache as load
     load(path)
@@ -42,7 +44,7 @@ def _load(kind: str, path: Path) -> None:
 
 def check_artefact(path: str | os.PathLike) -> str:
     """Check one artefact; returns its kind ("split", "model", "synthetic corpus",
-    "parsed-corpus cache", "run").
+    "parsed-corpus cache", "vectorized-corpus cache", "run").
 
     Raises
     ------
@@ -70,7 +72,8 @@ def check_artefact(path: str | os.PathLike) -> str:
         return kind
     open_npz(path, "same-lda artefact", "rewrite it with the command that made it", ())
     raise ArtefactError(f"{path}: not an artefact of same-lda (a split, model, synthetic corpus "
-                        "or parsed-corpus cache .npz, a run folder or its trace.csv)")
+                        "or parsed- or vectorized-corpus cache .npz, a run folder or its "
+                        "trace.csv)")
 
 
 def check_run(run_dir: str | os.PathLike) -> None:

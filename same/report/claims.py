@@ -289,11 +289,11 @@ def claim_c4(df, info, dataset=None) -> Verdict:
     backend = df[df["label"] == "same"]["backend"].iloc[0]
     gpu = {"cpu_for_gpu_claim": backend != "cupy"}
     problems = [seconds_problem(df, lab) for lab in ("same", on_l)]
-    if any(problems):
-        return _not_judged("C4", dataset, problems, **gpu)
+    if any(problems):  # nothing measured: no qualifier to read as the reason
+        return _not_judged("C4", dataset, problems)
     target, ref_text = _converge_target(df, info)
     if target is None:
-        return _v("C4", dataset, Outcome.NOT_TESTABLE, f"not testable: {ref_text}", **gpu)
+        return _v("C4", dataset, Outcome.NOT_TESTABLE, f"not testable: {ref_text}")
     (s, s_hit), (o, o_hit) = _reach(df, "same", target), _reach(df, on_l, target)
     impl = f"implementations: {_impl(df, 'same')} vs {_impl(df, on_l)}"
     per = (f"per pass alone {_per_pass_text(df, info, 'same')} vs "

@@ -147,6 +147,11 @@ def _configuration_section(verdicts: list[Verdict], tuned: dict) -> list[str]:
         out += ["Judged as published only (their runs, the m sweep's or the schedules', ran at "
                 "the published settings in this profile: no tuned twin to judge): "
                 + ", ".join(f"{c} ({d})" for c, d in untuned) + ".", ""]
+    if not tuned:
+        return ["## As published and tuned", "",
+                "Every claim is judged as published only: no run of this profile has a tuned "
+                "twin (tuning: null, or no step size in the grid's methods), so no outcome can "
+                "move with the configuration.", ""]
     lines = _disagreements(verdicts, "configuration", CONFIGURATIONS)
     return out + (lines if lines else ["No claim's outcome moved with the configuration."]) + [""]
 
@@ -249,10 +254,12 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     lines += _corpora_section(verdicts, where)
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})
     across = crossover_summary(verdicts, scales, findings)
+    study = ("and where the crossover study (every method at several K and training fractions, "
+             "as published, by document completion; `results/<dataset>/crossover_study.md`) "
+             "shows it holding." if any(findings.values()) else
+             "only: no crossover study in this profile (crossover_study: null).")
     lines += ["## Across scales", "",
-              "Each claim at each dataset's main scale, and where the crossover study (every method "
-              "at several K and training fractions, as published, by document completion; "
-              "`results/<dataset>/crossover_study.md`) shows it holding.", "",
+              f"Each claim at each dataset's main scale, {study}", "",
               "| claim | across scales |", "|---|---|"]
     lines += [f"| {c} | {t} |" for c, t in sorted(across.items())] + [""]
     for name in datasets:

@@ -395,12 +395,16 @@ def crossover_summary(verdicts: list, scales: dict, findings: dict) -> dict[str,
                 + "".join(f" {x}" for x in (getattr(v, "configuration_name", None),
                                             f"vs {v.vb}" if getattr(v, "vb", None) else None)
                           if x)
+                + (f" (from the GPU measurement on {v.gpu_device}, not this corpus's runs)"
+                   if getattr(v, "gpu_device", None) else "")
                 for v in primary)
             line = (f"{dataset} at {at} tok/param ({METRICS_SHORT[PRIMARY_METRIC]}, the "
                     f"primary estimator): {cells}")
             study = (findings.get(dataset) or {}).get(STUDY_CLAIMS.get(claim, ("",))[0])
             if claim in STUDY_CLAIMS and study is not None:
                 line += f"; crossover study: {describe_crossover(study, STUDY_CLAIMS[claim][1])}"
+            elif claim in STUDY_CLAIMS:
+                line += "; no crossover study of this dataset in this profile"
             lines.append(line)
         if claim not in STUDY_CLAIMS:
             lines.append("measured at the main scale only")

@@ -167,6 +167,14 @@ class Verdict:
         return tuple(out)
 
     @property
+    def gpu_device(self) -> str | None:
+        """The device of the committed GPU measurement the verdict was read from (C6, when the
+        dataset's own m sweep did not run on a GPU), else None: such a verdict is not about
+        the dataset's runs."""
+        g = self.numbers.get("gpu") if isinstance(self.numbers, dict) else None
+        return g.get("device") if isinstance(g, dict) else None
+
+    @property
     def metric_name(self) -> str | None:
         """The metric's name as ``claims.md`` prints it (None for claims about time alone)."""
         return None if self.metric is None else METRICS[self.metric]

@@ -95,6 +95,29 @@ def test_cache_rebuilt_on_a_changed_setting_or_text_and_only_then(tmp_path, cach
     assert len(calls) == 3
 
 
+def test_same_lda_check_reads_a_vectorized_cache_with_its_one_reader(tmp_path, cache):
+    """``same-lda check`` of a vectorized-corpus cache load_corpus wrote: ok, by the reader
+    load_corpus uses (it called every sound cache damaged: "fingerprint is not a file in the
+    archive", the parsed-corpus cache's member); a cache with a byte changed: one line."""
+    from same.experiments.verify_artefacts import check_artefact
+
+    load_corpus("toy", {"source": "folder", "path": str(write_folder(tmp_path / "docs"))})
+    path, = (cache / "text").glob("*.npz")
+    assert check_artefact(path) == "vectorized-corpus cache"
+    key, X, vocab, names, labels, positions = textcorpus.read_vectorized_cache(path)
+    assert X.shape == (len(names), len(vocab)) and sorted(positions) == list(range(len(names)))
+    res = subprocess.run([sys.executable, "-m", "same", "check", str(path)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0 and json.loads(res.stdout) == {
+        "path": str(path), "artefact": "vectorized-corpus cache", "ok": True}
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    res = subprocess.run([sys.executable, "-m", "same", "check", str(path)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and str(path) in res.stderr
+
+
 def test_csv_and_jsonl_columns(tmp_path, cache):
     docs = list(TEXTS.values())
     (tmp_path / "t.csv").write_text("id,body\n" + "".join(f'{i},"{d}"\n'

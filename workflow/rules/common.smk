@@ -9,6 +9,7 @@ from same.experiments.provenance import code_fingerprint
 from same.report.figures import figure_caption
 from same.report.gpu import GPU_DIR, measurement_files
 from same.data.corpus import REGISTRY
+from same.data.corpusspec import corpus_files
 from same.data.protocol import PAPER_MINIBATCHES
 from same.experiments.runs import (M1_LABEL, MAIN_LABELS, fig1c_labels, m_sweep_labels, order_labels,
                        order_twins, prior_scale_labels, run_dir, schedule_labels,
@@ -399,8 +400,9 @@ def rows_text(labels):
 
 def studies_text():
     """Which of the switchable studies the profile ran (claims.md's settings line): the m
-    sweep, the schedules, the prior-scale variant, fig1c's m=1 run and C9's benchmark, with
-    the config key that switches each off."""
+    sweep, the schedules, the prior-scale variant, fig1c's m=1 run, C9's benchmark, tuning,
+    the sensitivity and crossover studies and the other document order, with the config key
+    that switches each off."""
     s = config["same"]
     factors = ", ".join(f"{f:g}" for f in (config.get("scaling") or {}).get("factors", ()))
     studies = [  # (what ran, whether it is planned, what switched it off)
@@ -413,7 +415,13 @@ def studies_text():
         (f"fig1c's SAME m=1 run ({s.get('m1_passes')} passes)", "m1" in fig1c_labels(config),
          "fig1c's SAME m=1 run (same.m1_passes: null)"),
         (f"C9's scaling benchmark (factors {factors}, {SCALING_BASE}'s make-up)",
-         config.get("scaling"), "C9's scaling benchmark (scaling: null)")]
+         config.get("scaling"), "C9's scaling benchmark (scaling: null)"),
+        ("tuning on validation documents", TUNING, "tuning (tuning: null)"),
+        ("sensitivity study", config.get("sensitivity"), "sensitivity study (sensitivity: null)"),
+        ("crossover study", config.get("crossover_study"),
+         "crossover study (crossover_study: null)"),
+        (f"the other document order ({', '.join(order_labels(config))})", order_labels(config),
+         "the other document order (other_order: false)")]
     on = ", ".join(ran for ran, planned, _ in studies if planned)
     off = ", ".join(why for _, planned, why in studies if not planned)
     return (f"studies run: {on or 'none beside the main comparison'}"

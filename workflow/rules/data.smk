@@ -74,6 +74,10 @@ ruleorder: split_synthetic > split
 # CountVectorizer (cached in the cache folder, keyed by the text's checksum and the settings),
 # 20 Newsgroups; then the same split as any corpus's. Every later rule reads only the split.
 rule split_corpus:
+    input:
+        # the corpus's own files (same.data.corpusspec.corpus_files): an edited, added or
+        # removed document reruns the split and everything that reads it
+        corpus=lambda wc: corpus_files(CORPORA[wc.dataset]),
     output:
         split="results/{dataset}/split.npz",
     wildcard_constraints:
