@@ -144,6 +144,7 @@ def _sound_dense(X, name: str):
         X = np.asarray(X)
     dtypes = getattr(X, "dtypes", None)  # a DataFrame: each column's own type, before numpy
     if not isinstance(X, np.ndarray) and hasattr(dtypes, "items"):  # promotes them together
+        _check_column_names(list(getattr(X, "columns", ())), name)
         for column, dtype in dtypes.items():
             if getattr(dtype, "kind", "O") not in "biufcO":
                 raise CountsError(f"{name}: column {column!r} has dtype {dtype}, not a number "
@@ -158,6 +159,25 @@ def _sound_dense(X, name: str):
         raise CountsError(f"{name}: has dtype {a.dtype}, not a number type; counts are "
                           "integers or floats")
     return X
+
+
+def _check_column_names(columns: list, name: str) -> None:
+    """A DataFrame's column names: each given once, and all text or none (scikit-learn
+    records text names as ``feature_names_in_`` and raises a multi-line TypeError for a mix;
+    a name given twice was its multi-line "Expected unique column names")."""
+    first: dict = {}
+    for i, c in enumerate(columns):
+        key = (type(c) is str, c)
+        if key in first:
+            raise CountsError(f"{name}: column name {c!r} is given twice (columns "
+                              f"{first[key]} and {i}); give each column its own name")
+        first.setdefault(key, i)
+    text = [c for c in columns if isinstance(c, str)]
+    other = [c for c in columns if not isinstance(c, str)]
+    if text and other:
+        kinds = ", ".join(sorted({type(c).__name__ for c in columns}))
+        raise CountsError(f"{name}: column names of more than one type ({kinds}: {other[0]!r} "
+                          f"beside {text[0]!r}); name every column with text, or none")
 
 
 def _is_number_type(t: type) -> bool:
