@@ -15,7 +15,6 @@ exit status. A native crash is a negative status (a signal) or 134/139. Writes a
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import os
@@ -28,7 +27,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, whole_number
 
 REPO = Path(__file__).resolve().parents[1]
 #: The record's ``benchmark`` key: how an earlier record of this script is told (same.io.outputs)
@@ -53,20 +52,9 @@ def _cases(folder: Path) -> dict[str, tuple[Path, int]]:
     return {"nested_20000_deep": (deep, 2), "first_line_8_mib": (long, 0)}
 
 
-def _positive(text: str) -> int:
-    """--runs: a whole number of at least 1 (argparse writes the refusal as one line)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return n
-
-
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=_positive, default=100, help="runs per case (default 100)")
+    ap.add_argument("--runs", type=whole_number(1), default=100, help="runs per case (default 100)")
     ap.add_argument("--out", type=Path, help="JSON record to write (default: print only); "
                     "a new file or an earlier record of this script")
     args = ap.parse_args(argv)

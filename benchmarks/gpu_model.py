@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 from same.model.kernels import launch, traffic
 
 H100 = {"name": "H100 SXM5 80GB (HBM3)", "hbm_bytes_per_s": 3.35e12,
@@ -126,7 +126,7 @@ def model(positive: float, n_inner: int = N_INNER) -> dict:
 
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--positive", type=float, default=8.0,
+    ap.add_argument("--positive", type=real_number(1), default=8.0,
                     help="(nonzero, topic) pairs with a positive draw per nonzero, high end")
     ap.add_argument("--out", default="results/gpu/model.json")
     args = ap.parse_args(argv)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_kernels import agreement, kernel_times, make_timer, sync  # noqa: E402
@@ -102,15 +102,21 @@ def pubmed_step(xp, n_topics, n_inner, seed=0) -> dict:
 def _args():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=SHAPES, default="nytimes")
-    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the shape's D and NNZ")
-    ap.add_argument("--backend", default="cupy")
-    ap.add_argument("--n-topics", type=int, default=256)
-    ap.add_argument("--n-inner", type=int, default=5)
-    ap.add_argument("--m-values", type=float, nargs="+", default=[1, 5, 20, 100, 500],
-                    help="m of the per-nonzero sampler (Table 2, C6)")
-    ap.add_argument("--summed-m-values", type=float, nargs="+", default=[1, 100])
-    ap.add_argument("--samplers", nargs="+", default=["nonzero", "summed"])
-    ap.add_argument("--passes", type=int, default=2, help="passes per setting; the first warms up")
+    from same.model.backend import BACKENDS
+    from same.model.params import SAMPLERS
+
+    ap.add_argument("--scale", type=real_number(0, 1, low_open=True), default=1.0,
+                    help="fraction of the shape's D and NNZ")
+    ap.add_argument("--backend", default="cupy", choices=BACKENDS)
+    ap.add_argument("--n-topics", type=whole_number(1), default=256)
+    ap.add_argument("--n-inner", type=whole_number(1), default=5)
+    ap.add_argument("--m-values", type=real_number(0, low_open=True), nargs="+",
+                    default=[1, 5, 20, 100, 500], help="m of the per-nonzero sampler (Table 2, C6)")
+    ap.add_argument("--summed-m-values", type=real_number(0, low_open=True), nargs="+",
+                    default=[1, 100])
+    ap.add_argument("--samplers", nargs="+", default=["nonzero", "summed"], choices=SAMPLERS)
+    ap.add_argument("--passes", type=whole_number(2), default=2,
+                    help="passes per setting; the first warms up")
     ap.add_argument("--pubmed-step", action="store_true")
     ap.add_argument("--skip", nargs="+", default=[], choices=["kernels", "agreement_with_cpu"],
                     help="sections not to measure")

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -272,8 +272,9 @@ minutes here): `{info['command']}`; redraw from the committed results:
 def main(argv=None) -> None:
     p = ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("mode", nargs="?", choices=["all", "run", "plot"], default="all")
-    p.add_argument("--commits", type=int, default=32)
-    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--commits", type=whole_number(2), default=32,
+                   help="commits measured, both ends included")
+    p.add_argument("--rounds", type=whole_number(1), default=2)
     p.add_argument("--machine", default=MACHINE)
     a = p.parse_args(argv)
     if a.mode in ("all", "plot"):  # before the asv run: a figure it may not replace

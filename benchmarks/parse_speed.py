@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 NYTIMES_LINES = 69_679_427
 
@@ -107,7 +107,8 @@ BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
 
 def main() -> None:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lines", type=int, default=10_000_000)
+    ap.add_argument("--lines", type=whole_number(5), default=10_000_000,
+                    help="lines of the larger file (the smaller has a fifth)")
     ap.add_argument("--out", default="results/bench/parse.json")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()

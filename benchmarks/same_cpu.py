@@ -38,7 +38,7 @@ import numpy as np
 #: issue 12's targets (s/pass, KOS, K=64, m=100, n_inner=5, 2 threads)
 from draw_floor import _timed, draw_floor  # noqa: E402  (beside this script)
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 TARGETS = {"summed": 0.025, "nonzero": 0.3}
 
@@ -162,13 +162,16 @@ def quality(split, n_topics: int, n_samples: float, n_inner: int, passes: int,
 
 def _args():
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", default="kos")
-    ap.add_argument("--n-topics", type=int, default=64)
-    ap.add_argument("--n-samples", type=float, default=100.0)
-    ap.add_argument("--n-inner", type=int, default=5)
-    ap.add_argument("--passes", type=int, default=6, help="passes per speed measurement")
-    ap.add_argument("--quality-passes", type=int, default=20)
-    ap.add_argument("--cgs-iterations", type=int, default=1000)
+    from same.data.corpus import REGISTRY
+
+    ap.add_argument("--dataset", default="kos", choices=sorted(REGISTRY))
+    ap.add_argument("--n-topics", type=whole_number(1), default=64)
+    ap.add_argument("--n-samples", type=real_number(0, low_open=True), default=100.0)
+    ap.add_argument("--n-inner", type=whole_number(1), default=5)
+    ap.add_argument("--passes", type=whole_number(2), default=6,
+                    help="passes per speed measurement (the first is not timed)")
+    ap.add_argument("--quality-passes", type=whole_number(1), default=20)
+    ap.add_argument("--cgs-iterations", type=whole_number(1), default=1000)
     ap.add_argument("--quick", action="store_true", help="speed only (no quality runs)")
     ap.add_argument("--out", default="results/bench/same_cpu.json")
     return ap.parse_args()

@@ -30,8 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from same.data.corpus import REGISTRY  # the corpora's shapes, one source
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
+#: This script's folder: the child processes import it from here, whatever the working folder.
+HERE = Path(__file__).resolve().parent
 NYTIMES = {k: getattr(REGISTRY["nytimes"], k) for k in ("n_docs", "n_words", "nnz", "n_tokens")}
 PUBMED_NNZ, PUBMED_DOCS = REGISTRY["pubmed"].nnz, REGISTRY["pubmed"].n_docs
 STEPS = ("parse", "split", "same_nonzero", "same_summed", "cgs", "vb_online", "vb_batch",
@@ -144,7 +146,7 @@ class AnonPeak:
 
 
 def _child(step: str, work: Path, n_topics: int) -> dict:
-    code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import scale; "
+    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import scale; "
             "anon = scale.AnonPeak(); "
             f"r = scale.run_step({step!r}, __import__('pathlib').Path({str(work)!r}), "
             f"{n_topics}); r['peak_rss_bytes'] = scale.peak_rss(); "
@@ -156,7 +158,7 @@ def _child(step: str, work: Path, n_topics: int) -> dict:
 
 
 def _baseline_rss() -> int:
-    code = ("import sys; sys.path.insert(0, 'benchmarks'); import scale, numpy, scipy.sparse, "
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import scale, numpy, scipy.sparse, "
             "same, same.model.sampler, same.model.evaluate; print(scale.peak_rss())")
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout)
@@ -249,8 +251,9 @@ BENCHMARK = "peak RSS and seconds per pass at NYTimes-shaped synthetic sizes"
 
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fractions", type=int, nargs="+", default=[64, 16, 8])
-    ap.add_argument("--n-topics", type=int, default=256)
+    ap.add_argument("--fractions", type=whole_number(1, NYTIMES["n_docs"] // 2), nargs="+",
+                    default=[64, 16, 8], help="each size is NYTimes' shape divided by one")
+    ap.add_argument("--n-topics", type=whole_number(1), default=256)
     ap.add_argument("--out", default="results/bench/scale.json")
     args = ap.parse_args(argv)
 

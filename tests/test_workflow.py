@@ -65,6 +65,10 @@ def test_bad_config_fails_before_any_job(override, pattern):
     ("same: {m_values: [5, 5.0000001]}\n",
      "config same.m_values: 5.0000001 and same.m_values: 5 give one run label 'same_m5' "
      "(labels show numbers to 6 significant digits); make them differ"),
+    ("sensitivity: {learning_power: [0.4, 0.40000001]}\n",
+     "config sensitivity.learning_power: 0.40000001 and sensitivity.learning_power: 0.4 give "
+     "one run label 'sens_learning_power_0.4' (labels show numbers to 6 significant digits); "
+     "make them differ"),
     ("seeds: [0, 0]\n", "config seeds: 0 is given twice ([0, 0]); give each value once"),
     # an int batch size is a document count for SameLDA, not a fraction
     ("sensitivity: {batch_size: [1]}\n",
@@ -81,7 +85,8 @@ def test_bad_config_fails_before_any_job(override, pattern):
     ("scaling: {factors: [1, 2], base: mine}\n",
      "config scaling.base: 'mine' is neither a dataset of this profile (kos) nor a UCI corpus "
      "(kos, nips, enron, nytimes, pubmed)"),
-], ids=["synthetic-named-kos", "m-label-collision", "repeated-seed", "int-batch-fraction",
+], ids=["synthetic-named-kos", "m-label-collision", "sensitivity-label-collision",
+        "repeated-seed", "int-batch-fraction",
         "estimator-refuses", "schema-minimum", "schema-strict-integer", "scaling-base"])
 def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
     """What the user sees for a bad config: one line naming the key, exit status 1, no

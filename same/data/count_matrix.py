@@ -45,7 +45,8 @@ _KEPT = tuple(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
 
 
 class CountsWarning(UserWarning):
-    """An estimator was given values that are not whole token counts.
+    """An estimator was given values that are not whole token counts, or an m that draws
+    far below one sample per token (:func:`check_count_bound`).
 
     SAME (paper Algorithm 3) draws m samples per token of c_dw, so 1e-6 · X carries almost
     no tokens and trains a near-uniform φ without any error; tf-idf weights are read as
@@ -143,6 +144,7 @@ def _sound_dense(X, name: str):
         X = np.asarray(X)
     dtypes = getattr(X, "dtypes", None)  # a DataFrame: each column's own type, before numpy
     if not isinstance(X, np.ndarray) and hasattr(dtypes, "items"):  # promotes them together
+        _check_column_names(list(getattr(X, "columns", ())), name)
         for column, dtype in dtypes.items():
             if getattr(dtype, "kind", "O") not in "biufcO":
                 raise CountsError(f"{name}: column {column!r} has dtype {dtype}, not a number "
@@ -157,6 +159,25 @@ def _sound_dense(X, name: str):
         raise CountsError(f"{name}: has dtype {a.dtype}, not a number type; counts are "
                           "integers or floats")
     return X
+
+
+def _check_column_names(columns: list, name: str) -> None:
+    """A DataFrame's column names: each given once, and all text or none (scikit-learn
+    records text names as ``feature_names_in_`` and raises a multi-line TypeError for a mix;
+    a name given twice was its multi-line "Expected unique column names")."""
+    first: dict = {}
+    for i, c in enumerate(columns):
+        key = (type(c) is str, c)
+        if key in first:
+            raise CountsError(f"{name}: column name {c!r} is given twice (columns "
+                              f"{first[key]} and {i}); give each column its own name")
+        first.setdefault(key, i)
+    text = [c for c in columns if isinstance(c, str)]
+    other = [c for c in columns if not isinstance(c, str)]
+    if text and other:
+        kinds = ", ".join(sorted({type(c).__name__ for c in columns}))
+        raise CountsError(f"{name}: column names of more than one type ({kinds}: {other[0]!r} "
+                          f"beside {text[0]!r}); name every column with text, or none")
 
 
 def _is_number_type(t: type) -> bool:
@@ -385,16 +406,36 @@ def _outside_package() -> int:
     return level
 
 
+#: Expected draws per token below which SAME trains (next to) nothing (:func:`check_count_bound`).
+MIN_DRAWS_PER_TOKEN = 0.01
+
+
 def check_count_bound(X, bounds, n_samples: float, m_schedule: str) -> None:
-    """Refuse settings whose expected counts per P cell could overflow int32.
+    """Refuse settings whose expected counts per P cell could overflow int32; warn where
+    they are far below one draw per token.
 
     E[P_wk] ≤ m_t × (occurrences of word w in the minibatch), and m_t ≤ 2 m under annealing.
+    Every token of X draws m samples on average over the fit, so ``n_copies=1e-6`` trains a
+    φ that stays (next to) uniform without an error, as 1e-6 · X does
+    (:func:`_warn_if_not_counts`): the same class, the same :class:`CountsWarning`.
 
     Raises
     ------
     ValueError
         When 2 m × (largest per-minibatch word count) reaches 2^30.
+
+    Warns
+    -----
+    CountsWarning
+        m below :data:`MIN_DRAWS_PER_TOKEN` draws per token, naming n_copies and X's tokens.
     """
+    if n_samples < MIN_DRAWS_PER_TOKEN:
+        total = float(X.data.sum(dtype=np.float64))
+        warnings.warn(f"n_copies={n_samples:g} draws {n_samples:g} samples per token on "
+                      f"average: X's {total:.4g} tokens draw {n_samples * total:.3g} samples "
+                      "in a pass over them, so φ barely moves from its start; give n_copies of "
+                      f"at least {MIN_DRAWS_PER_TOKEN:g}",
+                      CountsWarning, stacklevel=_outside_package())
     peak = 0.0
     for a, b in bounds:
         block = X[a:b]

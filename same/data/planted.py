@@ -157,19 +157,49 @@ def synthetic_corpus(name: str, spec: dict) -> SyntheticLDA:
         The spec refused by :data:`SPEC_SCHEMA` (an unknown or missing key, a value of the
         wrong type, out of range or not finite), or values whose draws cannot be made: one
         line naming the dataset and the key.
+    MemoryError
+        Drawing it needs more memory than is available (:func:`draw_memory_lower_bound`),
+        one line naming like, fraction and n_topics, before anything is allocated.
     """
     s = _check_spec(name, spec)
     info = REGISTRY[s["like"]]
+    n_docs, n_tokens = max(2, round(info.n_docs * s["fraction"])), max(
+        1, round(info.n_tokens * s["fraction"]))
+    _check_draw_memory(name, s, n_docs, info.n_words, n_tokens)
     try:
         return lda_sparse_corpus(
-            max(2, round(info.n_docs * s["fraction"])), info.n_words,
-            max(1, round(info.n_tokens * s["fraction"])), int(s["n_topics"]),
+            n_docs, info.n_words, n_tokens, int(s["n_topics"]),
             doc_topic_prior=float(s["doc_topic_prior"]),
             topic_word_concentration=float(s["topic_word_concentration"]),
             zipf_exponent=float(s["zipf_exponent"]), length_shape=float(s["length_shape"]),
             seed=int(s["seed"]))
     except ValueError as exc:  # values the schema admits whose draws cannot be made
         raise ValueError(f"synthetic dataset {name!r}: {exc}") from None
+
+
+def draw_memory_lower_bound(n_docs: int, n_words: int, n_topics: int, n_tokens: int) -> int:
+    """Bytes :func:`lda_sparse_corpus` holds at once, at least: the (K, W) topics and the
+    (D, K) topic shares (float64), the (D, K) topic counts (int64), 16 bytes per token."""
+    return (int(n_topics) * int(n_words) * 8 + int(n_docs) * int(n_topics) * 16
+            + int(n_tokens) * 16)
+
+
+def _check_draw_memory(name: str, s: dict, n_docs: int, n_words: int, n_tokens: int) -> None:
+    """Refuse a spec whose draws need more memory than is available now, as a fit's memory is
+    checked (:mod:`same.model.fit_memory`): one line naming the spec's keys, before numpy's
+    "Unable to allocate 61.1 GiB" deep in the draws."""
+    import psutil
+
+    from same.io.textinput import gib_text, int_text
+
+    need = draw_memory_lower_bound(n_docs, n_words, s["n_topics"], n_tokens)
+    have = psutil.virtual_memory().available
+    if need > have:
+        raise MemoryError(
+            f"synthetic dataset {name!r}: like={s['like']!r}, fraction={s['fraction']:g} and "
+            f"n_topics={int_text(s['n_topics'])} make {int_text(n_docs)} documents × "
+            f"{int_text(n_words)} words, whose draws need at least {gib_text(need)} GiB, more "
+            f"than the {gib_text(have)} GiB available; use a smaller fraction or fewer n_topics")
 
 
 def describe(name: str, spec: dict) -> str:

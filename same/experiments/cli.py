@@ -24,7 +24,7 @@ import signal
 import sys
 from pathlib import Path
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 __all__ = ["main", "build_parser"]
 
@@ -56,9 +56,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                           "20newsgroups, its keys and vectorizer settings")
     sp_.add_argument("--name", default=None,
                      help="the corpus's name with --corpus-spec (names its settings in errors)")
-    sp_.add_argument("--test-fraction", type=float, default=0.1,
+    sp_.add_argument("--test-fraction", type=real_number(0, 1, low_open=True, high_open=True),
+                     default=0.1,
                      help="fraction of documents held out for document completion")
-    sp_.add_argument("--seed", type=int, default=0, help="seed of the split")
+    sp_.add_argument("--seed", type=whole_number(0), default=0, help="seed of the split")
     sp_.add_argument("--data-dir", default=None,
                      help="extra read-only directory holding the UCI files (before the cache)")
     sp_.add_argument("--out", required=True, help="path of the split artifact (.npz)")

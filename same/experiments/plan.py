@@ -15,6 +15,7 @@ from .runs import (
     M1_LABEL,
     MAIN_LABELS,
     ORDER_PARAM,
+    SENS_MAIN_LABEL,
     _check_same_batch_size,
     _distinct,
     _RunTable,
@@ -82,7 +83,8 @@ def plan_runs(config: dict) -> dict[str, dict]:
     for label, twin in order_twins(config).items():  # the online methods in the other order
         runs.add(twin, {**runs[label], ORDER_PARAM: "other"}, "other_order")
     for row in sensitivity_runs(config):
-        if row["label"] not in runs:  # the main setting: one run, however many parameters
+        if row["label"] != SENS_MAIN_LABEL or row["label"] not in runs:  # the main setting:
+            # one run, however many parameters; any other label planned twice is refused
             param, value = row["param"], row["value"]
             order = param == ORDER_PARAM  # a run setting, not a SameLDA parameter
             runs.add(row["label"],
@@ -138,8 +140,9 @@ def tuning_runs(config: dict, base_params) -> dict[str, dict]:
     ------
     ValueError
         One line naming the key: a method without a step size, grids of unequal size, a
-        value given twice, ``tuning.seeds`` not an integer ≥ 1 (worded as the schema's
-        check words it).
+        value given twice, two grid points with one label (0.3 and 0.30000001 both print as
+        ``0.3``: one run would silently vanish and the grids' sizes differ),
+        ``tuning.seeds`` not an integer ≥ 1 (worded as the schema's check words it).
     """
     t = config.get("tuning")
     if not t:
@@ -169,15 +172,15 @@ def tuning_runs(config: dict, base_params) -> dict[str, dict]:
                "sklearn_online": config["vb"]["passes"]}
     if t.get("passes") is not None:  # shortened tuning runs (the quick profile's 30 minutes)
         budgets = dict.fromkeys(budgets, t["passes"])
-    runs = {}
+    runs = _RunTable()  # refuses two points with one label, as every other run family
     for method, grid in grids.items():
         for point in grid_points(grid):
-            runs[tuning_label(method, point)] = {
+            runs.add(tuning_label(method, point), {
                 "method": method, "budget": int(budgets[method]),
                 "params": {**base_params(method), **point}, "seeds": list(seeds),
                 "validation_fraction": float(t["validation_fraction"]), "checkpoints": "final",
-                "point": point}
-    return runs
+                "point": point}, f"tuning.grids.{method}: {point!r}")
+    return dict(runs)
 
 
 def plan_tuning(config: dict, runs) -> None:

@@ -220,8 +220,11 @@ def sensitivity_runs(config: dict) -> list[dict]:
     Raises
     ------
     ValueError
-        A value given twice, or a ``batch_size`` given as an integer (SameLDA would read it as
-        a document count; the study's batch sizes are fractions of the training documents).
+        A value given twice, a value that differs from the main setting below the labels'
+        precision (its run would be labelled as the main setting's value while running
+        another), or a ``batch_size`` given as an integer (SameLDA would read it as a document
+        count; the study's batch sizes are fractions of the training documents).  Two values
+        with one label are refused where the runs are planned (:func:`plan_runs`).
     """
     from same.data.protocol import PAPER_MINIBATCHES
     from same.model.sampler import SameLDA
@@ -240,6 +243,11 @@ def sensitivity_runs(config: dict) -> list[dict]:
                                  "documents in (0, 1], e.g. 0.05")
             is_main = main[param] == value and isinstance(value, bool) == isinstance(
                 main[param], bool)
+            if not is_main and _value_label(value) == _value_label(main[param]):
+                raise ValueError(f"config sensitivity.{param}: {value!r} and the main setting "
+                                 f"{main[param]!r} print alike in run labels "
+                                 f"({_value_label(value)!r}: labels show numbers to 6 "
+                                 "significant digits); make them differ")
             rows.append({"param": param, "value": value,
                          "label": SENS_MAIN_LABEL if is_main
                          else f"sens_{param}_{_value_label(value)}"})

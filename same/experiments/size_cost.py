@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 __all__ = ["measure", "linearity", "split_shape", "load_result", "BENCHMARK"]
 
@@ -175,7 +175,7 @@ def main(argv=None) -> int:
     from .provenance import write_json
 
     ap = ArgumentParser(prog="python -m same.experiments.size_cost", description=__doc__.splitlines()[0])
-    ap.add_argument("--factors", type=float, nargs="+", required=True,
+    ap.add_argument("--factors", type=real_number(0, low_open=True), nargs="+", required=True,
                     help="size factors (the workflow passes config scaling.factors)")
     base = ap.add_mutually_exclusive_group()
     base.add_argument("--base", default="kos",
@@ -183,11 +183,11 @@ def main(argv=None) -> int:
     base.add_argument("--split", help="a split whose training documents' shape is the base")
     ap.add_argument("--name", help="the base's name with --split (default: the split's "
                     "folder, results/<name>/split.npz)")
-    ap.add_argument("--n-components", type=int, default=64)
-    ap.add_argument("--n-copies", type=float, default=100.0)
-    ap.add_argument("--passes", type=int, default=8)
+    ap.add_argument("--n-components", type=whole_number(1), default=64)
+    ap.add_argument("--n-copies", type=real_number(0, low_open=True), default=100.0)
+    ap.add_argument("--passes", type=whole_number(4), default=8, help="at least 4 (>= 2 steady)")
     ap.add_argument("--sampler", default="nonzero")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=whole_number(1), default=1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring

@@ -30,7 +30,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from same.io.cli import ArgumentParser
+from same.io.cli import ArgumentParser, real_number, whole_number
 
 __all__ = ["ARTEFACT", "measure", "main", "DEFAULT_REPEATS", "DEFAULT_CAP_SECONDS"]
 
@@ -166,9 +166,11 @@ def main(argv=None) -> int:
     ap.add_argument("--entries", required=True,
                     help='JSON: {name: {"spec": {RunSpec fields}, "tuned": false}}')
     ap.add_argument("--tuning", default=None, help="tuning.json for the tuned entries")
-    ap.add_argument("--seeds", type=int, nargs="+", required=True, help="seed of each round")
-    ap.add_argument("--repeats", type=int, default=DEFAULT_REPEATS)
-    ap.add_argument("--cap-seconds", type=float, default=DEFAULT_CAP_SECONDS)
+    ap.add_argument("--seeds", type=whole_number(0), nargs="+", required=True,
+                    help="seed of each round")
+    ap.add_argument("--repeats", type=whole_number(1), default=DEFAULT_REPEATS)
+    ap.add_argument("--cap-seconds", type=real_number(0, low_open=True),
+                    default=DEFAULT_CAP_SECONDS)
     ap.add_argument("--dataset", default=None)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)

@@ -16,7 +16,7 @@ import os
 from functools import partial
 from pathlib import Path
 
-__all__ = ["DuplicateKeyError", "loads_json", "load_config_file", "int_text"]
+__all__ = ["DuplicateKeyError", "loads_json", "load_config_file", "int_text", "gib_text"]
 
 #: Integers with more digits are refused while parsing (Python's own limit for converting
 #: text to int is 4300 digits; its message names ``sys.set_int_max_str_digits``).
@@ -38,6 +38,15 @@ def int_text(value: int) -> str:
     if len(digits) <= 20:
         return sign + digits
     return f"{sign}{digits[:4]}...{digits[-1]} ({len(digits)} digits)"
+
+
+def gib_text(n_bytes: int) -> str:
+    """``n_bytes`` in GiB to one decimal; a byte count of any size (``n_components: 10**400``)
+    gives text (whole GiB, rounded down), never an OverflowError converting to float."""
+    n_bytes = int(n_bytes)
+    if n_bytes.bit_length() < 80:
+        return f"{n_bytes / 2**30:.1f}"
+    return int_text(n_bytes // 2**30)
 
 
 def _unique_pairs(source: str, pairs: list) -> dict:

@@ -89,23 +89,12 @@ def _refuse(method: str, n_topics: int, n_words: int, n_docs: int, need: int, ha
     of host memory or (``device``) of the GPU's."""
     if need <= have:
         return
-    from same.io.textinput import int_text
+    from same.io.textinput import gib_text, int_text
 
     theta = f" and θ of {int_text(n_docs)} documents" if n_docs else ""
     on, of, left, use = ((" on the GPU", " of device memory", "free",
                           "fewer topics, a smaller vocabulary or keep_doc_topic=False")
                          if device else ("", "", "available", "fewer topics or a smaller vocabulary"))
     raise MemoryError(f"{method} with n_components={int_text(n_topics)} × {int_text(n_words)} "
-                      f"words{on}: its φ arrays{theta} need at least {_gib(need)} GiB{of}, more "
-                      f"than the {_gib(have)} GiB {left}; use {use}")
-
-
-def _gib(n_bytes: int) -> str:
-    """``n_bytes`` in GiB to one decimal; a byte count of any size (``n_components: 10**400``)
-    gives text (whole GiB, rounded down), never an OverflowError converting to float."""
-    n_bytes = int(n_bytes)
-    if n_bytes.bit_length() < 80:
-        return f"{n_bytes / 2**30:.1f}"
-    from same.io.textinput import int_text
-
-    return int_text(n_bytes // 2**30)
+                      f"words{on}: its φ arrays{theta} need at least {gib_text(need)} GiB{of}, more "
+                      f"than the {gib_text(have)} GiB {left}; use {use}")

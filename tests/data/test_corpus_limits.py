@@ -266,6 +266,28 @@ def test_an_empty_path_option_is_named(tmp_path, monkeypatch, capsys, argv, mess
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--seed", "-1", "must be a whole number of at least 0, not '-1'"),
+    ("--seed", "1.5", "must be a whole number of at least 0, not '1.5'"),
+    ("--test-fraction", "1", "must be a finite number in (0, 1), not '1'"),
+    ("--test-fraction", "nan", "must be a finite number in (0, 1), not 'nan'"),
+    ("--test-fraction", "0", "must be a finite number in (0, 1), not '0'"),
+])
+def test_split_names_a_bad_seed_or_test_fraction(tmp_path, monkeypatch, capsys, option, value,
+                                                 message):
+    """``split --seed -1`` said ``same-lda: error: expected non-negative integer`` (numpy's
+    words, no option named) after the corpus was read; now refused at parse time."""
+    from same.experiments.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["split", "--dataset", "kos", option, value, "--out", "s.npz"]
+    with pytest.raises(SystemExit) as exc:
+        main(argv, prog="same-lda")
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == f"same-lda split: error: argument {option}: {message}\n"
+    assert os.listdir(tmp_path) == []
+
+
 def test_split_refuses_the_name_of_a_builtin_corpus(tmp_path, cache, capsys):
     """``--name kos`` labelled a user's 3-document corpus kos, a name the workflow and
     synthesize refuse: one rule (same.data.registry.check_own_name) for all three."""

@@ -120,3 +120,30 @@ def test_object_contents_are_counts_or_the_gates_one_line(entries, frame):
     else:
         j = "xyz".index(column.group(1))
         assert not any(is_number[j::3]), message
+
+
+@pytest.mark.parametrize("columns, message", [
+    ([0, "a"], "X: column names of more than one type (int, str: 0 beside 'a'); name every "
+               "column with text, or none"),
+    (["a", "a"], "X: column name 'a' is given twice (columns 0 and 1); give each column its "
+                 "own name"),
+    ([3, 3], "X: column name 3 is given twice (columns 0 and 1); give each column its own "
+             "name"),
+])
+def test_dataframe_column_names_mixed_or_repeated_are_one_line(columns, message):
+    """Mixed name types were scikit-learn's multi-line TypeError, a name given twice its
+    "Expected unique column names, got:" cut short; both are the gate's one line, in fit and
+    in transform.  Names all text (recorded) or none are taken."""
+    X = pd.DataFrame([[1, 2], [3, 4]], columns=columns)
+    with pytest.raises(CountsError) as exc:
+        SameLDA(n_components=2, max_iter=1).fit(X)
+    assert str(exc.value) == message
+    model = SameLDA(n_components=2, max_iter=1, random_state=0).fit(X.to_numpy())
+    with pytest.raises(CountsError) as exc:
+        model.transform(X)
+    assert str(exc.value) == message
+    named = SameLDA(n_components=2, max_iter=1).fit(pd.DataFrame([[1, 2], [3, 4]],
+                                                                 columns=["a", "b"]))
+    assert list(named.feature_names_in_) == ["a", "b"]
+    assert not hasattr(SameLDA(n_components=2, max_iter=1).fit(
+        pd.DataFrame([[1, 2], [3, 4]], columns=[0, 1])), "feature_names_in_")

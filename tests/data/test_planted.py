@@ -138,6 +138,36 @@ def test_synthesize_refuses_a_bad_spec_value_in_one_line(tmp_path, key, value, m
     assert str(e.value) == f"synthetic dataset 'toy': {message}"
 
 
+def test_synthesize_refuses_a_spec_beyond_memory_naming_its_keys(tmp_path, monkeypatch):
+    """``{"like": "pubmed", "fraction": 1, "n_topics": 1000}`` ended in numpy's "Unable to
+    allocate 61.1 GiB" (no key named) deep in the draws; its lower bound is now checked
+    against the memory available before anything is allocated, as a fit's is (row 86)."""
+    from types import SimpleNamespace
+
+    import psutil
+
+    from same.data.planted import draw_memory_lower_bound
+
+    info = REGISTRY["pubmed"]
+    need = draw_memory_lower_bound(info.n_docs, info.n_words, 1000, info.n_tokens)
+    assert need > 61.1 * 2**30  # numpy's first array, θ, alone
+    monkeypatch.setattr(psutil, "virtual_memory",
+                        lambda: SimpleNamespace(available=need - 1, total=need))
+    rc, err = synthesize({"like": "pubmed", "fraction": 1, "n_topics": 1000}, tmp_path)
+    assert (rc, err) == (2, "same-lda: error: synthetic dataset 'toy': like='pubmed', "
+                            "fraction=1 and n_topics=1000 make 8200000 documents × 141043 words, "
+                            f"whose draws need at least {need / 2**30:.1f} GiB, more than the "
+                            f"{(need - 1) / 2**30:.1f} GiB available; use a smaller fraction or "
+                            "fewer n_topics\n")
+    assert list(tmp_path.iterdir()) == []
+    small = draw_memory_lower_bound(max(2, round(REGISTRY["kos"].n_docs * 0.01)),
+                                    REGISTRY["kos"].n_words, 3,
+                                    round(REGISTRY["kos"].n_tokens * 0.01))
+    monkeypatch.setattr(psutil, "virtual_memory",
+                        lambda: SimpleNamespace(available=small, total=small))
+    assert synthetic_corpus("toy", GOOD).topic_word.shape == (3, REGISTRY["kos"].n_words)
+
+
 _WRONG_TYPE = st.one_of(st.none(), st.booleans(), st.text(max_size=4),
                         st.lists(st.integers(), max_size=2),
                         st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))

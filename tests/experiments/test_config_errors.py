@@ -103,6 +103,48 @@ def test_two_runs_with_one_label_are_refused():
                                    "crossover_study.train_fractions: 0.5 give one run label")
 
 
+TUNING_GRIDS = {"same": {"learning_power": [0.3, 0.30000001], "batch_size": [0.05]},
+                "vb_online": {"decay": [0.5, 0.7], "offset": [1]},
+                "sklearn_online": {"learning_decay": [0.5, 0.7], "learning_offset": [10]}}
+
+
+def test_two_grid_points_with_one_label_are_refused():
+    """learning_power 0.3 and 0.30000001 both print as tune_same_learning_power0.3_...: one
+    run was planned (running 0.30000001 under 0.3's label) against two of each VB method,
+    the grids' equal size silently broken."""
+    with pytest.raises(ValueError) as e:
+        plan_runs(config(tuning={"grids": TUNING_GRIDS}))
+    assert str(e.value) == (
+        "config tuning.grids.same: {'learning_power': 0.30000001, 'batch_size': 0.05} and "
+        "tuning.grids.same: {'learning_power': 0.3, 'batch_size': 0.05} give one run label "
+        "'tune_same_learning_power0.3_batch_size0.05' (labels show numbers to 6 significant "
+        "digits); make them differ")
+    grids = {**TUNING_GRIDS, "same": {"learning_power": [0.3, 0.4], "batch_size": [0.05]}}
+    runs = plan_runs(config(tuning={"grids": grids}))
+    assert sum(lab.startswith("tune_same_") for lab in runs) == 2
+
+
+@pytest.mark.parametrize("values, message", [
+    ([0.4, 0.40000001],
+     "config sensitivity.learning_power: 0.40000001 and sensitivity.learning_power: 0.4 give "
+     "one run label 'sens_learning_power_0.4' (labels show numbers to 6 significant digits); "
+     "make them differ"),
+    ([0.3, 0.30000001],  # 0.3 is the main setting: sens_main; the other labelled as 0.3
+     "config sensitivity.learning_power: 0.30000001 and the main setting 0.3 print alike in "
+     "run labels ('0.3': labels show numbers to 6 significant digits); make them differ"),
+])
+def test_two_sensitivity_values_with_one_label_are_refused(values, message):
+    """Values that differ below the labels' precision were one run (the second skipped as if
+    it were the main setting's), or a run labelled as the main setting's value."""
+    cfg = config(sensitivity={"learning_power": values})
+    from same.model.sampler import SameLDA
+
+    assert "learning_power" not in cfg["same"] and SameLDA().learning_power == 0.3  # the main
+    with pytest.raises(ValueError) as e:
+        check_config(cfg, SCHEMA)
+    assert str(e.value) == message
+
+
 def test_label_that_is_no_folder_name_is_refused():
     """m = 1e-05 would be labelled same_m1e-05, which the fit rule's label pattern refuses."""
     with pytest.raises(ValueError) as e:

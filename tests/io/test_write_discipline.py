@@ -544,6 +544,101 @@ def test_scripts_refuse_a_users_file_before_their_work(tmp_path, source, option)
     assert tree(tmp_path) == was
 
 
+#: Bad arguments of every script with an option that takes a number or a name from a set:
+#: (script, arguments) → the option and its refusal.  Each was a traceback after (or during)
+#: the work it began: `unknown corpus 'bogus'`, InvalidParameterError, ZeroDivisionError,
+#: CalledProcessError; now argparse's one line, exit 2, before any work.
+_WHOLE, _ABOVE_0 = "must be a whole number of at least", "must be a finite number above 0"
+SCRIPT_BAD_ARGUMENTS = {
+    ("benchmarks/same_cpu.py", "--dataset bogus --quick"):
+        "--dataset: invalid choice: 'bogus' (choose from 'enron', 'kos', 'nips', 'nytimes', "
+        "'pubmed')",
+    ("benchmarks/same_cpu.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
+    ("benchmarks/same_cpu.py", "--passes 0"): f"--passes: {_WHOLE} 2, not '0'",
+    ("benchmarks/same_cpu.py", "--n-samples nan"): f"--n-samples: {_ABOVE_0}, not 'nan'",
+    ("benchmarks/same_cpu.py", "--n-samples -5"): f"--n-samples: {_ABOVE_0}, not '-5'",
+    ("benchmarks/same_cpu.py", "--n-inner -1"): f"--n-inner: {_WHOLE} 1, not '-1'",
+    ("benchmarks/same_cpu.py", "--quality-passes 0"): f"--quality-passes: {_WHOLE} 1, not '0'",
+    ("benchmarks/same_cpu.py", "--cgs-iterations 1.5"):
+        f"--cgs-iterations: {_WHOLE} 1, not '1.5'",
+    ("benchmarks/scale.py", "--fractions 0 --n-topics 4"):
+        "--fractions: must be a whole number from 1 to 150000, not '0'",
+    ("benchmarks/scale.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
+    ("benchmarks/parse_speed.py", "--lines 0"): f"--lines: {_WHOLE} 5, not '0'",
+    ("benchmarks/gpu_same.py", "--scale 0"): "--scale: must be a finite number in (0, 1], not '0'",
+    ("benchmarks/gpu_same.py", "--backend tpu"):
+        "--backend: invalid choice: 'tpu' (choose from 'numpy', 'cupy')",
+    ("benchmarks/gpu_same.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
+    ("benchmarks/gpu_same.py", "--n-inner 0"): f"--n-inner: {_WHOLE} 1, not '0'",
+    ("benchmarks/gpu_same.py", "--m-values 1 -5"): f"--m-values: {_ABOVE_0}, not '-5'",
+    ("benchmarks/gpu_same.py", "--summed-m-values inf"):
+        f"--summed-m-values: {_ABOVE_0}, not 'inf'",
+    ("benchmarks/gpu_same.py", "--samplers fast"):
+        "--samplers: invalid choice: 'fast' (choose from 'nonzero', 'summed')",
+    ("benchmarks/gpu_same.py", "--passes 1"): f"--passes: {_WHOLE} 2, not '1'",
+    ("benchmarks/gpu_model.py", "--positive 0.5"):
+        "--positive: must be a finite number of at least 1, not '0.5'",
+    ("benchmarks/history.py", "--commits 1"): f"--commits: {_WHOLE} 2, not '1'",
+    ("benchmarks/history.py", "--rounds 0"): f"--rounds: {_WHOLE} 1, not '0'",
+    ("benchmarks/crash_repeat.py", "--runs 0"): f"--runs: {_WHOLE} 1, not '0'",
+    ("same/experiments/size_cost.py", "--factors 1 0"): f"--factors: {_ABOVE_0}, not '0'",
+    ("same/experiments/size_cost.py", "--factors 1 --passes 3"): f"--passes: {_WHOLE} 4, not '3'",
+    ("same/experiments/size_cost.py", "--factors 1 --n-components 0"):
+        f"--n-components: {_WHOLE} 1, not '0'",
+    ("same/experiments/size_cost.py", "--factors 1 --n-copies nan"):
+        f"--n-copies: {_ABOVE_0}, not 'nan'",
+    ("same/experiments/size_cost.py", "--factors 1 --threads 0"): f"--threads: {_WHOLE} 1, not '0'",
+    ("same/experiments/timing.py", "--split s --entries {} --seeds -1"):
+        f"--seeds: {_WHOLE} 0, not '-1'",
+    ("same/experiments/timing.py", "--split s --entries {} --seeds 0 --repeats 0"):
+        f"--repeats: {_WHOLE} 1, not '0'",
+    ("same/experiments/timing.py", "--split s --entries {} --seeds 0 --cap-seconds -1"):
+        f"--cap-seconds: {_ABOVE_0}, not '-1'",
+}
+
+
+@pytest.mark.parametrize("source, arguments", sorted(SCRIPT_BAD_ARGUMENTS),
+                         ids=[f"{s.rsplit('/', 1)[1]} {a}" for s, a in sorted(SCRIPT_BAD_ARGUMENTS)])
+def test_scripts_refuse_a_bad_argument_in_one_line_naming_it(tmp_path, source, arguments):
+    """From a folder that is not the repository's: the option named, exit 2, nothing done."""
+    prog = source.rsplit("/", 1)[1]
+    if source.startswith("same/"):
+        module = source[:-3].replace("/", ".")
+        command, prog = ["-m", module], f"python -m {module}"
+    else:
+        command = [str(REPO / source)]
+    res = subprocess.run([sys.executable, *command, *arguments.split(), "--out", "new.json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr == f"{prog}: error: argument {SCRIPT_BAD_ARGUMENTS[source, arguments]}\n"
+    assert not list(tmp_path.iterdir())
+
+
+_NUMBER_TYPE = re.compile(r"add_argument\([^)]*type=(int|float)\b")
+
+
+def test_every_number_option_is_parsed_with_its_range():
+    """Options of the scripts and commands that take a number use same.io.cli's whole_number
+    or real_number (a range, one line naming the option at parse time), never a bare int or
+    float, which admits 0, -5 or nan and fails after work began."""
+    bare = [p.relative_to(REPO).as_posix()
+            for p in [*REPO.glob("benchmarks/*.py"), *REPO.glob("same/**/*.py")]
+            if _NUMBER_TYPE.search(p.read_text())]
+    assert bare == []
+
+
+def test_scale_benchmarks_children_import_it_from_any_folder(tmp_path, monkeypatch):
+    """Its child processes did ``sys.path.insert(0, 'benchmarks')``: from any folder but the
+    repository's, every run failed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scale_bench", REPO / "benchmarks/scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    monkeypatch.chdir(tmp_path)
+    assert scale._baseline_rss() > 0
+
+
 def test_parsed_cache_is_rebuilt_but_a_link_there_is_kept(tmp_path, cache_path):
     """The parsed-corpus cache lives in our cache folder: a damaged one is rebuilt (any
     regular file there is ours), but a symbolic link or a folder at its name is left as it is

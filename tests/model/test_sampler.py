@@ -425,6 +425,37 @@ def test_values_that_are_not_counts_warn():
             SameLDA(n_components=2, max_iter=1, random_state=0).fit(counts)
 
 
+@pytest.mark.parametrize("m", [1e-6, 1e-300])
+def test_an_m_far_below_one_draw_per_token_warns(m):
+    """``SameLDA(n_copies=1e-6)`` trained a uniform φ without a word (std 3.7e-09): each token
+    draws m samples, so X's 261 tokens drew 0.00026 in a pass.  The class of item 13 (1e-6 ·
+    X, the same near-uniform φ): the same CountsWarning, from fit and partial_fit, naming
+    n_copies; m = 0.01 and the default do not warn."""
+    import re
+    import warnings
+
+    from same.data.count_matrix import CountsWarning
+
+    X = np.random.default_rng(0).poisson(2, (12, 10))
+    assert X.sum() == 261
+    message = (f"^n_copies={m:g} draws {m:g} samples per token on average: X's 261 tokens "
+               f"draw {m * 261:.3g} samples in a pass over them, so φ barely moves from its "
+               "start; give n_copies of at least 0.01$")
+    with pytest.warns(CountsWarning, match=re.escape(message[1:-1])) as caught:
+        phi = SameLDA(n_components=3, max_iter=5, random_state=0, n_copies=m).fit(X).components_
+    assert [str(w.message) for w in caught] == [message[1:-1]]
+    assert caught[0].filename == __file__
+    assert phi.std() < 1e-6  # what it warns of: φ stays (next to) uniform
+    with pytest.warns(CountsWarning, match=re.escape(message[1:-1])):
+        SameLDA(n_components=3, random_state=0, n_copies=m).partial_fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CountsWarning)
+        for ok in (0.01, 100.0):
+            phi = SameLDA(n_components=3, max_iter=5, random_state=0,
+                          n_copies=ok).fit(X).components_
+            assert phi.std() > 1e-3
+
+
 def test_memory_check_counts_theta_only_when_it_is_kept_in_ram(monkeypatch):
     """Item 16: the fit's memory is checked before allocation against what is available; θ
     (D × K float32) counts only when it is kept and held in RAM, not when it is file-backed
