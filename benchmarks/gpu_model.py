@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from same.io.cli import ArgumentParser, real_number, whole_number
+from same.io.cli import ArgumentParser, real_number
 from same.model.kernels import launch, traffic
 
 H100 = {"name": "H100 SXM5 80GB (HBM3)", "hbm_bytes_per_s": 3.35e12,

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from same.io.cli import ArgumentParser, real_number, whole_number
+from same.io.cli import ArgumentParser, whole_number
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

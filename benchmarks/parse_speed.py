@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from same.io.cli import ArgumentParser, real_number, whole_number
+from same.io.cli import ArgumentParser, whole_number
 
 NYTIMES_LINES = 69_679_427
 

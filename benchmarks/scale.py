@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from same.data.corpus import REGISTRY  # the corpora's shapes, one source
-from same.io.cli import ArgumentParser, real_number, whole_number
+from same.io.cli import ArgumentParser, whole_number
 
 #: This script's folder: the child processes import it from here, whatever the working folder.
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,6 @@ included, so a bad value is refused at parse time in one line naming the option
 from __future__ import annotations
 
 import argparse
-
 import math
 
 __all__ = ["ArgumentParser", "whole_number", "real_number"]
