@@ -77,19 +77,40 @@ def _check_spec_paths(where: str, spec: dict) -> None:
                 raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such file") from None
 
 
+#: The one declaration of a corpus spec's keys and their types (the workflow config's schema
+#: refers to it for its ``corpora:`` entries); :func:`check_corpus_spec` checks it strictly.
+SPEC_SCHEMA = Path(__file__).with_name("corpus.schema.json")
+
+
 def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
     """The spec with its vectorizer's defaults filled in.
 
     Every value is checked here, before any file is read: each key's type, CountVectorizer's
-    own parameter checks, a token pattern that compiles, has at most one group and matches no
-    empty word; with ``check_paths`` (the workflow's config check, before any job) also that
-    the named files or folders exist.
+    own parameter checks, a token pattern that compiles, has at most one group and yields no
+    empty word; then the whole spec against :data:`SPEC_SCHEMA` (strictly, by
+    :mod:`same.io.schema`), the schema the workflow's config checks its ``corpora:`` entries
+    against, so ``same-lda split --corpus-spec`` accepts exactly what the workflow does; with
+    ``check_paths`` (the workflow's config check, before any job) also that the named files or
+    folders exist.
 
     Raises
     ------
     TextCorpusError
         One line naming ``corpora.<name>.<key>`` and what is wrong.
     """
+    from same.io.schema import check_schema
+
+    checked = _check_spec(name, spec, check_paths)
+    try:
+        check_schema(spec, SPEC_SCHEMA, f"corpora.{name}", sep=".")
+    except ValueError as exc:
+        raise TextCorpusError(str(exc)) from None
+    return checked
+
+
+def _check_spec(name: str, spec: dict, check_paths: bool) -> dict:
+    """:func:`check_corpus_spec`'s checks of what the schema cannot say, with their own
+    messages (run first: a value both refuse is named in these words)."""
     where = f"corpora.{name}"
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "

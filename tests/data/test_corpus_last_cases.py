@@ -78,3 +78,67 @@ def test_unterminated_comment_and_truncated_tag_leave_no_word(tmp_path, cache):
     spec = {"source": "folder", "path": str(tmp_path / "docs"),
             "vectorizer": {"strip": ["html"], "stop_words": None}}
     assert load_corpus("page", spec).vocab == ["hello", "launch", "orbit", "rocket"]
+
+
+# --------------------------------------------------------------------------- the spec's schema
+
+@pytest.mark.parametrize("extra, message", [
+    ({"n_components": "abc"}, "corpora.mine.n_components: 'abc' is not of type 'integer'"),
+    ({"n_components": -5}, "corpora.mine.n_components: -5 is less than the minimum of 1"),
+    ({"n_components": 8.0}, "corpora.mine.n_components: 8.0 is not of type 'integer'"),
+    ({"other_order": "bogus"},
+     "corpora.mine.other_order: 'bogus' is not of type 'boolean', 'array'"),
+    ({"other_order": ["cgs"]},
+     "corpora.mine.other_order[0]: 'cgs' is not one of ['same', 'vb_online', "
+     "'sklearn_online']"),
+    ({"vectorizer": {"stop_words": ["alpha", None]}},
+     "corpora.mine.vectorizer.stop_words[1]: None is not of type 'string'"),
+    ({"vectorizer": None}, "corpora.mine.vectorizer: None is not of type 'object'"),
+])
+def test_split_corpus_spec_is_checked_by_the_workflows_schema(tmp_path, cache, extra, message):
+    """Row 266: `same-lda split --corpus-spec` took values the workflow's schema refuses
+    (each silently ignored, exit 0); now one line naming the key, exit 2, nothing written."""
+    (tmp_path / "l.csv").write_text('text\n"alpha beta"\n"gamma delta"\n"beta gamma"\n')
+    spec = {"source": "csv", "path": "l.csv", "column": "text", **extra}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    assert res.stderr.strip().splitlines() == [f"python -m same: error: {message}"]
+
+
+def test_corpus_schema_is_the_configs_own():
+    """Row 266: one declaration of a corpus spec: the config's schema refers to the file
+    check_corpus_spec reads, and every value either refuses is refused by the other."""
+    import yaml
+
+    from same.data.corpusspec import SPEC_SCHEMA
+
+    root = Path(__file__).resolve().parents[2]
+    config = yaml.safe_load((root / "config" / "config.schema.yaml").read_text())
+    ref = config["properties"]["corpora"]["additionalProperties"]["$ref"]
+    assert (root / "config" / ref).resolve() == SPEC_SCHEMA.resolve()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["n_components", "other_order", "shuffle",
+                                        "shuffle_seed", "max_line_bytes"]),
+                       st.one_of(st.integers(-3, 3), st.booleans(), st.text(max_size=3),
+                                 st.none(), st.lists(st.sampled_from(["same", "x"]),
+                                                     max_size=2)), max_size=3),
+       st.dictionaries(st.sampled_from(["stop_words", "min_count", "lowercase", "strip"]),
+                       st.one_of(st.integers(-1, 3), st.booleans(), st.none(),
+                                 st.lists(st.one_of(st.none(), st.sampled_from(
+                                     ["html", "alpha", 1])), max_size=2)), max_size=2))
+def test_a_spec_the_schema_refuses_is_refused_naming_a_key(top, vec):
+    """Row 266 over a space of specs: whatever check_corpus_spec accepts is valid against
+    the schema; what it refuses, it refuses in one line naming corpora.mine.<key>."""
+    from same.data.corpusspec import SPEC_SCHEMA
+    from same.io.schema import schema_error
+
+    spec = {"source": "csv", "path": "l.csv", "column": "text", **top,
+            **({"vectorizer": vec} if vec else {})}
+    try:
+        check_corpus_spec("mine", spec)
+    except TextCorpusError as exc:
+        assert re.match(r"corpora\.mine\.[a-z_]+", str(exc)) and "\n" not in str(exc)
+    else:
+        assert schema_error(spec, SPEC_SCHEMA) is None
