@@ -298,17 +298,36 @@ def _check_settings(where: str, s: dict) -> None:
     if compiled.groups > 1:
         raise TextCorpusError(f"{where}.token_pattern: has {compiled.groups} groups; "
                               "CountVectorizer takes at most one (the word)")
-    if compiled.fullmatch("") is not None:
-        raise TextCorpusError(f"{where}.token_pattern: matches the empty string, so it would "
-                              "count empty words")
     try:
-        _vectorizer(s)._validate_params()
+        cv = _vectorizer(s)
+        cv._validate_params()
     except ValueError as exc:  # sklearn's InvalidParameterError: names the parameter
         raise TextCorpusError(f"{where}: {str(exc).splitlines()[0]}") from None
+    # the words CountVectorizer's own preprocessor and tokenizer make of a sample of text:
+    # a pattern matching nothing (``a*``), an empty group (``(x*)[a-z]+``) or a lookahead
+    # alone (``(?=a)``) yields empty words; a text without such a sample's characters is
+    # caught once vectorized (same.data.textcorpus.vectorize)
+    if "" in cv.build_tokenizer()(cv.build_preprocessor()(_SAMPLE_TEXT)):
+        raise TextCorpusError(empty_word_message(where, pattern))
     low, high = s["min_df"], s["max_df"]
     if type(low) is type(high) and low > high:
         raise TextCorpusError(f"{where}.min_df: {low} is above max_df ({high}): no word "
                               "could be kept")
+
+
+#: Text a token pattern is tried on before any file is read: letters of either case and of
+#: several scripts, digits, punctuation, spaces.
+_SAMPLE_TEXT = ("The quick brown fox jumps over the lazy dog. PACK MY BOX WITH FIVE DOZEN "
+                "LIQUOR JUGS! 0123456789 _-'\"?#$%&()*+,/:;<=>@[\\]^`{|}~ café naïve "
+                "Ωμέγα слово 日本語 \t\n")
+
+
+def empty_word_message(where: str, pattern: str) -> str:
+    """The one line refusing a token pattern that yields an empty word (``where``: the
+    vectorizer's settings, ``corpora.<name>.vectorizer``)."""
+    return (f"{where}.token_pattern: {pattern!r} yields empty words (a match or its group "
+            "of no characters), so it would count an empty word; give a pattern whose every "
+            "match holds a character")
 
 
 def _vectorizer(settings: dict):

@@ -79,6 +79,7 @@ from .corpusspec import (
     _vectorizer,
     check_corpus_paths,
     check_corpus_spec,
+    empty_word_message,
     regular_file,
 )
 from .docword import CorpusFormatError, CorpusNotFoundError
@@ -298,6 +299,10 @@ def vectorize(name: str, doc_names: list[str], texts: list[str], settings: dict
         raise TextCorpusError(f"{_origin(doc_names)}: {exc} (settings {where}: "
                               f"{_settings_text(settings)})") from None
     vocab = cv.get_feature_names_out().tolist()
+    if vocab and vocab[0] == "":  # sorted first: a pattern the spec's sample did not catch
+        row = int(X[:, 0].nonzero()[0][0])
+        raise TextCorpusError(f"{doc_names[row]}: "
+                              f"{empty_word_message(where, settings['token_pattern'])}")
     keep = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= settings["min_count"])
     if keep.size == 0:
         raise TextCorpusError(f"{_origin(doc_names)}: no word occurs "

@@ -142,3 +142,59 @@ def test_a_spec_the_schema_refuses_is_refused_naming_a_key(top, vec):
         assert re.match(r"corpora\.mine\.[a-z_]+", str(exc)) and "\n" not in str(exc)
     else:
         assert schema_error(spec, SPEC_SCHEMA) is None
+
+
+# --------------------------------------------------------------------------- token_pattern
+
+def _empty_words(pattern: str) -> str:
+    return (f"corpora.mine.vectorizer.token_pattern: {pattern!r} yields empty words (a match "
+            "or its group of no characters), so it would count an empty word; give a pattern "
+            "whose every match holds a character")
+
+
+@pytest.mark.parametrize("pattern", ["(x*)[a-z]+", "(?i)(?=a)", "(?=(x*))[a-z]+",
+                                     "[a-z]+|(?=9)", "a*"])
+def test_a_token_pattern_yielding_empty_words_is_refused(tmp_path, cache, pattern):
+    """Row 258: a pattern whose group or whole match can be empty made a corpus whose one
+    word was '' (exit 0); refused before any file is read, by CountVectorizer's own
+    tokenizer on a sample of text."""
+    (tmp_path / "l.csv").write_text('text\n"alpha beta"\n"gamma delta"\n"beta gamma"\n')
+    spec = {"source": "csv", "path": "l.csv", "column": "text",
+            "vectorizer": {"token_pattern": pattern}}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    assert res.stderr.strip().splitlines() == [f"python -m same: error: {_empty_words(pattern)}"]
+    assert not (cache / "text").exists()
+
+
+def test_an_empty_word_only_the_text_shows_is_refused_naming_the_document(tmp_path, cache):
+    """Row 258: a lookahead on a letter the sample lacks yields '' only on the text itself:
+    refused once vectorized, naming the first document with one, nothing cached."""
+    (tmp_path / "l.csv").write_text('text\n"alpha beta"\n"gamma ѣ delta"\n"beta gamma"\n')
+    spec = {"source": "csv", "path": str(tmp_path / "l.csv"), "column": "text",
+            "shuffle": False, "vectorizer": {"token_pattern": "[a-z]+|(?=ѣ)"}}
+    with pytest.raises(TextCorpusError) as exc:
+        load_corpus("mine", spec)
+    assert str(exc.value) == f"l.csv:row 2: {_empty_words('[a-z]+|(?=ѣ)')}"
+    assert not (cache / "text").exists()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["(x*)", "(?=a)", "(?=ѣ)", "[a-z]+", "[a-z]*", "[a-z]?", "|",
+                                 "\\b", "ѣ", "a", "b+", "(?:", ")", "(", "x?"]),
+                min_size=1, max_size=6).map("".join))
+def test_no_token_pattern_makes_an_empty_word(pattern):
+    """Row 258 over a space of patterns: a corpus's vocabulary never holds '' (the pattern
+    is refused naming token_pattern, or another setting's line, or its words are words)."""
+    from same.data.textcorpus import vectorize
+
+    texts = ["alpha beta ѣ gamma", "beta gamma a delta", "x b ѣѣ alpha"]
+    try:
+        spec = check_corpus_spec("mine", {"source": "csv", "path": "l.csv", "column": "t",
+                                          "vectorizer": {"token_pattern": pattern,
+                                                         "stop_words": None}})
+        vocab = vectorize("mine", ["d1", "d2", "d3"], texts, spec["vectorizer"])[1]
+    except TextCorpusError as exc:
+        assert "\n" not in str(exc) and "corpora.mine.vectorizer" in str(exc)
+    else:
+        assert "" not in vocab
