@@ -18,7 +18,8 @@ from .docword import CorpusFormatError, CorpusNotFoundError
 from .registry import check_own_name
 
 __all__ = ["SOURCES", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
-           "check_corpus_spec", "check_corpus_paths", "check_text_encoding", "regular_file"]
+           "check_corpus_spec", "check_corpus_paths", "check_outside_corpus",
+           "check_text_encoding", "regular_file"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
@@ -165,6 +166,27 @@ def _check_spec(name: str, spec: dict, check_paths: bool) -> dict:
     settings = VECTORIZER_DEFAULTS | vec
     _check_settings(f"{where}.vectorizer", settings)
     return {**spec, "vectorizer": settings}
+
+
+def check_outside_corpus(spec, target, setting: str, where: str | None = None) -> None:
+    """Refuse an output path ``target`` (a split, the cache folder) inside a folder corpus's
+    folder or equal to it: load_files reads every file under it as a document, so the next
+    run would read the output as one (or fail on a folder where a document belongs).
+
+    Raises
+    ------
+    TextCorpusError
+        ``<setting> <target>: inside the corpus folder <path> (<where>.path), whose every
+        file is read as a document; give a path outside it``.
+    """
+    folder = spec.get("path") if isinstance(spec, dict) and spec.get("source") == "folder" \
+        else None
+    if not (isinstance(folder, str) and folder):
+        return
+    if Path(target).expanduser().resolve().is_relative_to(Path(folder).expanduser().resolve()):
+        named = f" ({where}.path)" if where else ""
+        raise TextCorpusError(f"{setting} {target}: inside the corpus folder {folder}{named}, "
+                              "whose every file is read as a document; give a path outside it")
 
 
 def check_corpus_paths(config: dict) -> None:

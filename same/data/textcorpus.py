@@ -79,6 +79,7 @@ from .corpusspec import (
     _vectorizer,
     check_corpus_paths,
     check_corpus_spec,
+    check_outside_corpus,
     empty_word_message,
     regular_file,
 )
@@ -436,6 +437,8 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     if spec["source"] == "uci":
         return _uci_corpus(name, spec)
     settings = spec["vectorizer"]
+    if use_cache:  # the cache written inside the folder would be read as a document next
+        check_outside_corpus(spec, cache_dir(), "SAME_CACHE_DIR", f"corpora.{name}")
     stored = stored_texts(name, spec, data_dir, download)
     doc_names, raw = stored["names"], stored["raw"]
     in_file = np.argsort(stored["file_index"])

@@ -198,3 +198,86 @@ def test_no_token_pattern_makes_an_empty_word(pattern):
         assert "\n" not in str(exc) and "corpora.mine.vectorizer" in str(exc)
     else:
         assert "" not in vocab
+
+
+# --------------------------------------------------------------------------- the cache folder
+
+def _folder_corpus(root: Path) -> Path:
+    for rel, text in {"sport/a": "team match goal", "sport/b": "goal team crowd",
+                      "space/c": "rocket orbit crew", "space/d": "orbit launch rocket"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("inside", ["p7/sport", "p7", "p7/new/deeper", "link"])
+def test_a_cache_folder_inside_the_corpus_folder_is_refused(tmp_path, inside):
+    """Row 259: SAME_CACHE_DIR inside a folder corpus's folder (or the folder itself, or a
+    link into it): the first split wrote its cache there, the next read it as a document
+    and failed; now one line naming the variable and the corpus path, exit 2, nothing
+    written in the folder."""
+    import os
+
+    folder = _folder_corpus(tmp_path / "p7")
+    (tmp_path / "link").symlink_to(folder / "space")
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    spec = {"source": "folder", "path": "p7"}
+    res = _split(tmp_path, spec, env={**os.environ, "SAME_CACHE_DIR": inside})
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    assert res.stderr.strip().splitlines() == [
+        f"python -m same: error: SAME_CACHE_DIR {inside}: inside the corpus folder p7 "
+        "(corpora.mine.path), whose every file is read as a document; give a path outside it"]
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    ok = _split(tmp_path, spec, env={**os.environ, "SAME_CACHE_DIR": "cache"})
+    assert ok.returncode == 0, ok.stderr  # beside the folder: built, and built again
+    assert _split(tmp_path, spec, env={**os.environ, "SAME_CACHE_DIR": "cache"}).returncode == 0
+
+
+def _workflow_check(tmp_path: Path, **keys):
+    import os
+
+    import yaml
+
+    from same.experiments.config import check_config
+
+    root = Path(__file__).resolve().parents[2]
+    cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    folder = _folder_corpus(tmp_path / "p7")
+    cfg = {**cfg, "datasets": ["mine"], "scaling": None,
+           "corpora": {"mine": {"source": "folder", "path": str(folder)}}, **keys}
+    here = os.getcwd()
+    os.chdir(tmp_path)  # paths relative to the folder snakemake runs in
+    try:
+        return check_config(cfg, root / "config" / "config.schema.yaml")
+    finally:
+        os.chdir(here)
+
+
+@pytest.mark.parametrize("key, value", [("cache_dir", "p7/sport"), ("cache_dir", "p7"),
+                                        ("report_dir", "p7/out")])
+def test_the_workflow_refuses_an_output_folder_inside_a_corpus_folder(tmp_path, key, value):
+    """Row 259 in the workflow's config check, before any job: the cache (and the report
+    folder) never inside a folder corpus's folder."""
+    with pytest.raises(ValueError) as exc:
+        _workflow_check(tmp_path, **{key: value})
+    assert str(exc.value) == (f"config {key} {value}: inside the corpus folder "
+                              f"{tmp_path / 'p7'} (corpora.mine.path), whose every file is read "
+                              "as a document; give a path outside it")
+
+
+@pytest.mark.parametrize("key", ["cache_dir", "report_dir", "data_dir"])
+def test_an_empty_path_in_the_config_is_refused(tmp_path, key):
+    """Row 260: `cache_dir: ""` passed the config check and every job then cached under
+    ~/.cache/same-lda (an empty SAME_CACHE_DIR reads as unset); report_dir and data_dir ""
+    were read as their defaults.  Now one line naming the key."""
+    with pytest.raises(ValueError) as exc:
+        _workflow_check(tmp_path, **{key: ""})
+    assert str(exc.value) == f"config {key}: '' should be non-empty"
+
+
+def test_the_workflow_refuses_a_token_pattern_yielding_empty_words(tmp_path):
+    """Row 258 in the workflow's config check, before any job."""
+    with pytest.raises(ValueError) as exc:
+        _workflow_check(tmp_path, corpora={"mine": {"source": "folder", "path": "p7",
+                                                    "vectorizer": {"token_pattern": "(x*)\\w+"}}})
+    assert str(exc.value) == "config " + _empty_words("(x*)\\w+")
