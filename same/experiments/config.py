@@ -163,8 +163,8 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
         One line, ``config <key>: <what is wrong>``.
     """
     from same.data.corpus import REGISTRY
-    from same.data.planted import describe
     from same.data.corpusspec import check_outside_corpus
+    from same.data.planted import describe
     from same.data.textcorpus import check_corpus_spec
     from same.model.sampler import SameLDA
 
