@@ -1,4 +1,4 @@
-"""Text corpora, specs and caches, the last cases (docs/reliability.md rows 256–269): markup
+"""Text corpora, specs and caches, the last cases (docs/reliability.md rows 256–261): markup
 the HTML parser choked on or left behind, a token pattern that yields empty words, a cache
 folder inside a corpus folder, an empty path in the workflow's config, and the corpus spec of
 ``same-lda split`` checked by the workflow's own schema."""
@@ -96,7 +96,7 @@ def test_unterminated_comment_and_truncated_tag_leave_no_word(tmp_path, cache):
     ({"vectorizer": None}, "corpora.mine.vectorizer: None is not of type 'object'"),
 ])
 def test_split_corpus_spec_is_checked_by_the_workflows_schema(tmp_path, cache, extra, message):
-    """Row 266: `same-lda split --corpus-spec` took values the workflow's schema refuses
+    """Row 261: `same-lda split --corpus-spec` took values the workflow's schema refuses
     (each silently ignored, exit 0); now one line naming the key, exit 2, nothing written."""
     (tmp_path / "l.csv").write_text('text\n"alpha beta"\n"gamma delta"\n"beta gamma"\n')
     spec = {"source": "csv", "path": "l.csv", "column": "text", **extra}
@@ -106,7 +106,7 @@ def test_split_corpus_spec_is_checked_by_the_workflows_schema(tmp_path, cache, e
 
 
 def test_corpus_schema_is_the_configs_own():
-    """Row 266: one declaration of a corpus spec: the config's schema refers to the file
+    """Row 261: one declaration of a corpus spec: the config's schema refers to the file
     check_corpus_spec reads, and every value either refuses is refused by the other."""
     import yaml
 
@@ -129,7 +129,7 @@ def test_corpus_schema_is_the_configs_own():
                                  st.lists(st.one_of(st.none(), st.sampled_from(
                                      ["html", "alpha", 1])), max_size=2)), max_size=2))
 def test_a_spec_the_schema_refuses_is_refused_naming_a_key(top, vec):
-    """Row 266 over a space of specs: whatever check_corpus_spec accepts is valid against
+    """Row 261 over a space of specs: whatever check_corpus_spec accepts is valid against
     the schema; what it refuses, it refuses in one line naming corpora.mine.<key>."""
     from same.data.corpusspec import SPEC_SCHEMA
     from same.io.schema import schema_error
