@@ -19,7 +19,8 @@ from .docword import CorpusFormatError, CorpusNotFoundError
 from .registry import check_own_name
 
 __all__ = ["SOURCES", "corpus_files", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
-           "check_corpus_spec", "check_corpus_paths", "check_text_encoding", "regular_file"]
+           "check_corpus_spec", "check_corpus_paths", "check_outside_corpus",
+           "check_text_encoding", "regular_file"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
@@ -100,19 +101,40 @@ def corpus_files(spec: dict) -> list[str]:
                   if isinstance(spec.get(key), str) and Path(spec[key]).expanduser().is_file())
 
 
+#: The one declaration of a corpus spec's keys and their types (the workflow config's schema
+#: refers to it for its ``corpora:`` entries); :func:`check_corpus_spec` checks it strictly.
+SPEC_SCHEMA = Path(__file__).with_name("corpus.schema.json")
+
+
 def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> dict:
     """The spec with its vectorizer's defaults filled in.
 
     Every value is checked here, before any file is read: each key's type, CountVectorizer's
-    own parameter checks, a token pattern that compiles, has at most one group and matches no
-    empty word; with ``check_paths`` (the workflow's config check, before any job) also that
-    the named files or folders exist.
+    own parameter checks, a token pattern that compiles, has at most one group and yields no
+    empty word; then the whole spec against :data:`SPEC_SCHEMA` (strictly, by
+    :mod:`same.io.schema`), the schema the workflow's config checks its ``corpora:`` entries
+    against, so ``same-lda split --corpus-spec`` accepts exactly what the workflow does; with
+    ``check_paths`` (the workflow's config check, before any job) also that the named files or
+    folders exist.
 
     Raises
     ------
     TextCorpusError
         One line naming ``corpora.<name>.<key>`` and what is wrong.
     """
+    from same.io.schema import check_schema
+
+    checked = _check_spec(name, spec, check_paths)
+    try:
+        check_schema(spec, SPEC_SCHEMA, f"corpora.{name}", sep=".")
+    except ValueError as exc:
+        raise TextCorpusError(str(exc)) from None
+    return checked
+
+
+def _check_spec(name: str, spec: dict, check_paths: bool) -> dict:
+    """:func:`check_corpus_spec`'s checks of what the schema cannot say, with their own
+    messages (run first: a value both refuse is named in these words)."""
     where = f"corpora.{name}"
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
@@ -167,6 +189,27 @@ def check_corpus_spec(name: str, spec: dict, *, check_paths: bool = False) -> di
     settings = VECTORIZER_DEFAULTS | vec
     _check_settings(f"{where}.vectorizer", settings)
     return {**spec, "vectorizer": settings}
+
+
+def check_outside_corpus(spec, target, setting: str, where: str | None = None) -> None:
+    """Refuse an output path ``target`` (a split, the cache folder) inside a folder corpus's
+    folder or equal to it: load_files reads every file under it as a document, so the next
+    run would read the output as one (or fail on a folder where a document belongs).
+
+    Raises
+    ------
+    TextCorpusError
+        ``<setting> <target>: inside the corpus folder <path> (<where>.path), whose every
+        file is read as a document; give a path outside it``.
+    """
+    folder = spec.get("path") if isinstance(spec, dict) and spec.get("source") == "folder" \
+        else None
+    if not (isinstance(folder, str) and folder):
+        return
+    if Path(target).expanduser().resolve().is_relative_to(Path(folder).expanduser().resolve()):
+        named = f" ({where}.path)" if where else ""
+        raise TextCorpusError(f"{setting} {target}: inside the corpus folder {folder}{named}, "
+                              "whose every file is read as a document; give a path outside it")
 
 
 def check_corpus_paths(config: dict) -> None:
@@ -300,17 +343,36 @@ def _check_settings(where: str, s: dict) -> None:
     if compiled.groups > 1:
         raise TextCorpusError(f"{where}.token_pattern: has {compiled.groups} groups; "
                               "CountVectorizer takes at most one (the word)")
-    if compiled.fullmatch("") is not None:
-        raise TextCorpusError(f"{where}.token_pattern: matches the empty string, so it would "
-                              "count empty words")
     try:
-        _vectorizer(s)._validate_params()
+        cv = _vectorizer(s)
+        cv._validate_params()
     except ValueError as exc:  # sklearn's InvalidParameterError: names the parameter
         raise TextCorpusError(f"{where}: {str(exc).splitlines()[0]}") from None
+    # the words CountVectorizer's own preprocessor and tokenizer make of a sample of text:
+    # a pattern matching nothing (``a*``), an empty group (``(x*)[a-z]+``) or a lookahead
+    # alone (``(?=a)``) yields empty words; a text without such a sample's characters is
+    # caught once vectorized (same.data.textcorpus.vectorize)
+    if "" in cv.build_tokenizer()(cv.build_preprocessor()(_SAMPLE_TEXT)):
+        raise TextCorpusError(empty_word_message(where, pattern))
     low, high = s["min_df"], s["max_df"]
     if type(low) is type(high) and low > high:
         raise TextCorpusError(f"{where}.min_df: {low} is above max_df ({high}): no word "
                               "could be kept")
+
+
+#: Text a token pattern is tried on before any file is read: letters of either case and of
+#: several scripts, digits, punctuation, spaces.
+_SAMPLE_TEXT = ("The quick brown fox jumps over the lazy dog. PACK MY BOX WITH FIVE DOZEN "
+                "LIQUOR JUGS! 0123456789 _-'\"?#$%&()*+,/:;<=>@[\\]^`{|}~ café naïve "
+                "Ωμέγα слово 日本語 \t\n")
+
+
+def empty_word_message(where: str, pattern: str) -> str:
+    """The one line refusing a token pattern that yields an empty word (``where``: the
+    vectorizer's settings, ``corpora.<name>.vectorizer``)."""
+    return (f"{where}.token_pattern: {pattern!r} yields empty words (a match or its group "
+            "of no characters), so it would count an empty word; give a pattern whose every "
+            "match holds a character")
 
 
 def _vectorizer(settings: dict):

@@ -104,13 +104,28 @@ class _TextOfHTML(HTMLParser):
         if not self._hidden:
             self.parts.append(data)
 
+    def parse_marked_section(self, i, report=1):
+        """``<![CDATA[...]]>`` and the other marked sections the base parser knows; any other
+        ``<![`` (``<![foo[``, ``<![ x``) is what HTML reads it as, a bogus comment up to the
+        next ``>`` (the base parser raised AssertionError on it), unfinished without one."""
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:  # "unknown status keyword", "expected name token"
+            end = self.rawdata.find(">", i + 3)
+            return -1 if end < 0 else end + 1
+
 
 def strip_html(text: str) -> str:
     """The text of a document written in HTML (``strip: [html]``): markup removed by
     :class:`html.parser.HTMLParser` (``<br />`` and every other tag a word boundary, entities
     such as ``&amp;`` and ``&eacute;`` decoded, comments, scripts and styles dropped), so no
-    tag or entity name becomes a word."""
+    tag or entity name becomes a word.  Markup left unfinished at the end (``<div class=x``,
+    ``<!-- a comment`` never closed) is dropped, as HTML reads it to the end of the document
+    (the parser's ``close`` handed it on as text); a ``<![`` that opens no known section is
+    a comment up to the next ``>``."""
     parser = _TextOfHTML()
     parser.feed(text)
+    if parser.rawdata.startswith("<"):  # what feed left unparsed: markup waiting for its end
+        parser.rawdata = ""
     parser.close()
     return "".join(parser.parts)

@@ -79,6 +79,8 @@ from .corpusspec import (
     _vectorizer,
     check_corpus_paths,
     check_corpus_spec,
+    check_outside_corpus,
+    empty_word_message,
     regular_file,
 )
 from .docword import CorpusFormatError, CorpusNotFoundError
@@ -298,6 +300,10 @@ def vectorize(name: str, doc_names: list[str], texts: list[str], settings: dict
         raise TextCorpusError(f"{_origin(doc_names)}: {exc} (settings {where}: "
                               f"{_settings_text(settings)})") from None
     vocab = cv.get_feature_names_out().tolist()
+    if vocab and vocab[0] == "":  # sorted first: a pattern the spec's sample did not catch
+        row = int(X[:, 0].nonzero()[0][0])
+        raise TextCorpusError(f"{doc_names[row]}: "
+                              f"{empty_word_message(where, settings['token_pattern'])}")
     keep = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= settings["min_count"])
     if keep.size == 0:
         raise TextCorpusError(f"{_origin(doc_names)}: no word occurs "
@@ -446,6 +452,8 @@ def load_corpus(name: str, spec: dict, data_dir=None, *, download: bool = True,
     if spec["source"] == "uci":
         return _uci_corpus(name, spec)
     settings = spec["vectorizer"]
+    if use_cache:  # the cache written inside the folder would be read as a document next
+        check_outside_corpus(spec, cache_dir(), "SAME_CACHE_DIR", f"corpora.{name}")
     stored = stored_texts(name, spec, data_dir, download)
     doc_names, raw = stored["names"], stored["raw"]
     in_file = np.argsort(stored["file_index"])

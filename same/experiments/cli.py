@@ -179,12 +179,10 @@ def _split(args) -> None:
     inputs = [args.corpus] + ([spec.get(k) for k in ("path", "docword", "vocab")]
                               if isinstance(spec, dict) else [])
     check_target(args.out, npz_kind("split"), inputs, option="--out")  # before work
-    folder = spec.get("path") if isinstance(spec, dict) and spec.get("source") == "folder" \
-        else None
-    if isinstance(folder, str) and folder and Path(args.out).resolve().is_relative_to(
-            Path(folder).expanduser().resolve()):
-        raise ValueError(f"--out {args.out}: inside the corpus folder {folder}, whose every "
-                         "file is read as a document; give a path outside it")
+    if spec is not None:
+        from same.data.corpusspec import check_outside_corpus
+
+        check_outside_corpus(spec, args.out, "--out")
     if args.corpus is not None:
         from same.data.planted import load_synthetic
 

@@ -163,6 +163,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
         One line, ``config <key>: <what is wrong>``.
     """
     from same.data.corpus import REGISTRY
+    from same.data.corpusspec import check_outside_corpus
     from same.data.planted import describe
     from same.data.textcorpus import check_corpus_spec
     from same.model.sampler import SameLDA
@@ -188,6 +189,11 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
                              "outputs would overwrite that corpus's results/<name>/")
         try:
             check_corpus_spec(name, spec)  # its name, keys and values (encoding included)
+            # the workflow's outputs: a folder corpus would read them as documents
+            for key, path in (("cache_dir", config.get("cache_dir")),
+                              ("report_dir", config.get("report_dir") or "results")):
+                if path:
+                    check_outside_corpus(spec, path, key, f"corpora.{name}")
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
     for name, spec in synthetic.items():

@@ -3,12 +3,13 @@
 One mechanism for every declarative check of user-written settings: the workflow's config
 (``config/config.schema.yaml``, :func:`same.experiments.config.check_config`) and the spec of
 ``same-lda synthesize`` (``same/data/synthetic.schema.json``, which the config's schema
-refers to for its ``synthetic:`` entries).  jsonschema's own types are too loose for what
-these values feed: its ``integer`` accepts 8.0 (a folder ``K8.0``), and its ``number``
-accepts NaN and infinity (JSON's ``NaN``, YAML's ``.nan``), which pass ``minimum``
-(NaN compares false) and reach the numbers drawn.  Here an integer is an ``int`` and a number
-a finite ``int`` or ``float``, never a ``bool``; a ``$ref`` to another schema file is read
-relative to the schema's own file.
+refers to for its ``synthetic:`` entries) and the corpus spec of ``same-lda split
+--corpus-spec`` (``same/data/corpus.schema.json``, likewise for its ``corpora:``
+entries).  jsonschema's own types are too loose for what these values feed: its ``integer``
+accepts 8.0 (a folder ``K8.0``), and its ``number`` accepts NaN and infinity (JSON's ``NaN``,
+YAML's ``.nan``), which pass ``minimum`` (NaN compares false) and reach the numbers drawn.
+Here an integer is an ``int`` and a number a finite ``int`` or ``float``, never a ``bool``; a
+``$ref`` to another schema file is read relative to the schema's own file.
 """
 
 from __future__ import annotations
