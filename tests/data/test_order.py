@@ -113,7 +113,7 @@ def test_order_labels_positions_survive_the_cache_and_the_split(tmp_path, cache,
 
 
 def test_subsets_carry_labels_and_positions(tmp_path, cache):
-    corpus = load_corpus("mine", {"source": "folder", "path": str(two_categories(tmp_path))})
+    corpus = load_corpus("mine", {"source": "folder", "path": str(two_categories(tmp_path / "docs"))})
     split = make_split(corpus, 0.2, seed=0)
     for sub in (train_subset(split, 0.5), validation_split(split, 0.25, seed=1)):
         assert sub.order == split.order and sub.label_names == split.label_names
