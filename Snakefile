@@ -2,6 +2,7 @@
 #   snakemake --cores all                                  # quick profile (KOS, CPU)
 #   snakemake --cores all --configfile config/paper.yaml   # paper profile (NYTimes, PubMed, GPU)
 import sys
+import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -10,6 +11,7 @@ from snakemake.utils import min_version, validate
 from same.experiments.config import (backend_problem, check_config, check_config_files,
                                      config_error_line, rename_keys, seeds_note, type_overrides)
 from same.data.textcorpus import check_corpus_paths
+from same.experiments.joblogs import job_errors
 
 min_version("8.0")
 
@@ -55,6 +57,16 @@ if workflow.is_main_process and not Path(config.get("report_dir") or "results",
     print("note: `snakemake --cores all estimate` (with this run's --configfile and --config) "
           "prints the expected minutes per method on this machine before any fit",
           file=sys.stderr)
+
+
+# a job that refused its input ended its log with one line naming the file or key: said here,
+# not only "check log file(s) for error details" (same.experiments.joblogs)
+STARTED = time.time()
+
+
+onerror:
+    for line in job_errors("results/logs", STARTED):
+        print(f"job log {line}", file=sys.stderr)
 
 
 onstart:

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -164,3 +165,30 @@ def test_the_readme_shows_the_committed_estimate_of_its_profile():
     record = json.loads((REPO / "results/own_corpus/estimate.json").read_text())
     assert record["commit"] and record["machine"]["logical_cores"] and record["versions"]
     assert f"{record['total_minutes']:.1f}" == text.splitlines()[-1].split()[-1]
+
+
+def test_a_jobs_one_line_error_reaches_the_console(tmp_path):
+    """A split job that refuses its input (a CSV without the named column; the config check
+    cannot see it without reading the file) ends its log with one line; the failed run prints
+    that line on the console too, not only "check log file(s) for error details"."""
+    from same.experiments.joblogs import job_errors
+
+    work = tmp_path / "run"
+    work.mkdir()
+    (work / "posts.csv").write_text("id,body\n" + "".join(
+        f'{i},"rocket orbit launch number {i}"\n' for i in range(12)))
+    (work / "my.yaml").write_text("datasets: [mine]\ncorpora:\n  mine: {source: csv, path: "
+                                  "posts.csv, column: text}\nseeds: [0]\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SAME_DATA_DIR", "SAME_CACHE_DIR")}
+    env["PYTHONPATH"] = str(REPO)
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "results/mine/split.npz", "--nolock", "--cores", "1",
+         "--snakefile", str(REPO / "Snakefile"), "--directory", str(work), "--configfile",
+         str(work / "my.yaml")], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode != 0
+    line = ("job log results/logs/split/mine.log: python -m same: error: posts.csv: no column "
+            "'text' (columns: id, body); see corpora.mine.column")
+    assert line in res.stderr.splitlines(), res.stderr[-3000:]
+    assert job_errors(work / "results/logs", 0.0) == [line.removeprefix("job log ").replace(
+        "results/logs", str(work / "results/logs"), 1)]
+    assert job_errors(work / "results/logs", time.time() + 60) == []  # older than this run

@@ -131,6 +131,11 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
                 load = meter.record()
                 if not load["shared"] or tries >= attempts:
                     break
+                if progress:  # a wait of up to quiet_wait seconds is never silent
+                    print(f"round {r + 1}/{repeats} {name}: other work used "
+                          f"{_cores(load)} cores meanwhile (over {meter.threshold:g}); waiting "
+                          f"up to {quiet_wait:g} s for a quiet machine, then timing it again "
+                          f"(try {tries + 1} of {attempts})", file=sys.stderr, flush=True)
                 waited += wait_quiet(quiet_wait, meter.threshold)
             out[name]["rounds"].append({"round": r, "seed": seed, **timed,
                                         "machine_load": load, "attempts": tries,

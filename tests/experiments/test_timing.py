@@ -189,10 +189,12 @@ def test_wait_quiet_waits_out_a_burst_of_other_work(monkeypatch):
     assert wait(30, clock=lambda: clock[0], sleep=sleep) == 0.0
 
 
-def test_a_shared_measurement_is_retried_once_the_machine_is_quiet(monkeypatch, split_path):
+def test_a_shared_measurement_is_retried_once_the_machine_is_quiet(monkeypatch, split_path,
+                                                                    capsys):
     """A measurement that shared the machine is taken again after waiting (up to quiet_wait
-    seconds) for the other work to end, not at once into the same burst; the round records
-    its tries and the seconds waited, and keeps only the clean measurement."""
+    seconds) for the other work to end, not at once into the same burst, and says so before
+    it waits (the wait was silent: minutes of nothing in the log); the round records its
+    tries and the seconds waited, and keeps only the clean measurement."""
     from same.experiments import machine_load
 
     shared = iter([True, False])
@@ -204,7 +206,11 @@ def test_a_shared_measurement_is_retried_once_the_machine_is_quiet(monkeypatch, 
                         lambda max_seconds, threshold: waits.append((max_seconds, threshold))
                         or 2.5)
     out = measure({"same": _entries()["same"]}, split_path, seeds=[0], repeats=2,
-                  cap_seconds=1e-9, quiet_wait=12.0, progress=False)
+                  cap_seconds=1e-9, quiet_wait=12.0, progress=True)
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "quiet machine" in ln]
+    assert len(said) == 1 and said[0].startswith("round 1/2 same: other work used ")
+    assert said[0].endswith(f"cores meanwhile (over {SHARED_CORES:g}); waiting up to 12 s for a "
+                            "quiet machine, then timing it again (try 2 of 3)")
     rounds = out["entries"]["same"]["rounds"]
     assert [(r["attempts"], r["waited_seconds"], r["shared"]) for r in rounds] == [
         (2, 2.5, False), (1, 0.0, False)]
