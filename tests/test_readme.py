@@ -65,6 +65,11 @@ def test_the_readmes_limits_and_seed_minimum_are_the_codes():
     assert f"with fewer than {VERDICT_SEEDS} `seeds` is noted before any fit" in text
     assert f"(default {TABLE_DEFAULTS['max_line_bytes'] // 2**20} MiB;" in text
     assert f"at most {MAX_JSON_DEPTH:,} levels deep" in text
+    from same.experiments.timing import DEFAULT_ATTEMPTS, DEFAULT_QUIET_WAIT
+
+    retries = {1: "one", 2: "two", 3: "three"}[DEFAULT_ATTEMPTS - 1]
+    assert (f"(up to {DEFAULT_QUIET_WAIT:g} s before each of a measurement's {retries} "
+            "retries,") in text
 
 
 def test_the_readmes_corpora_sentence_has_the_runs_tokens_per_parameter():
