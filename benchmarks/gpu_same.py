@@ -22,7 +22,7 @@ On a GPU machine (benchmarks/gpu_session.sh runs it):
 
 Smoke test on a CPU (tiny, numpy backend):
 
-    python benchmarks/gpu_same.py --backend numpy --scale 0.001 --passes 1 --out /tmp/x.json
+    python benchmarks/gpu_same.py --backend numpy --scale 0.001 --passes 2 --out /tmp/x.json
 """
 
 from __future__ import annotations

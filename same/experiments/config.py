@@ -191,7 +191,9 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
             check_corpus_spec(name, spec)  # its name, keys and values (encoding included)
             # the workflow's outputs: a folder corpus would read them as documents
             for key, path in (("cache_dir", config.get("cache_dir")),
-                              ("report_dir", config.get("report_dir") or "results")):
+                              ("report_dir", config.get("report_dir") or "results"),
+                              ("the workflow's output folder", "results"),
+                              ("the workflow's figure folder", "figures")):
                 if path:
                     check_outside_corpus(spec, path, key, f"corpora.{name}")
         except ValueError as exc:

@@ -61,7 +61,8 @@ def _spread(df, timing, label, target, mean) -> str:
     """"1.2 s (1.1–1.3)": the mean over seeds and its range over the timing rounds."""
     if timing is None:
         return f"{mean:.1f} s"
-    r = over_rounds(lambda d: float(np.mean(seconds_to(d, label, target))), df, timing)
+    r = over_rounds(lambda d: float(np.mean(seconds_to(d, label, target))),
+                    df[df["label"] == label], timing)
     if not r["rounds"]:
         return f"{mean:.1f} s"
     return f"{mean:.2f} s ({r['min']:.2f}–{r['max']:.2f})"

@@ -112,7 +112,8 @@ ORDER_VARIANT = "in the other document order"
 def robust(f, df, info: dict, name: str, variants: dict | None = None) -> Verdict:
     """``f``'s verdict, marked fragile where another value of one of its rule's free choices
     (:data:`~same.report.verdicts.FREE_CHOICES`: ε, the reference checkpoint, the level α of
-    its tests, the checkpoint read as final), the others at the rule's own, gives another
+    its tests, the checkpoint read as final, C6's GPU seconds read on the host's clock), the
+    others at the rule's own, gives another
     outcome, or where one of ``variants`` (name → other traces, e.g. the other document
     order) does; each flip is listed with the value, its outcome and, for α, the deciding
     p-values between the levels."""

@@ -141,11 +141,16 @@ def _describe(c: dict, what: str) -> str:
     if c["status"] == "always":
         return f"{what} at every point (from {_tpp(c['from_scale'])} tokens/parameter)"
     if c["status"] == "never":
+        top = c["below_scale"]
+        undecided = any(s == top for s, _ in c.get("within") or ())
+        at_top = (f"undetermined at the largest scale studied ({_tpp(top)} tokens/parameter: "
+                  "within seed noise)" if undecided else
+                  f"not at the largest scale studied ({_tpp(top)} tokens/parameter)")
         if not c["exceptions"]:
-            return (f"{what} at no point studied (up to {_tpp(c['below_scale'])} "
-                    "tokens/parameter)")
-        return (f"{what} not at the largest scale studied ({_tpp(c['below_scale'])} "
-                f"tokens/parameter); it holds at {len(c['exceptions'])} smaller point(s)")
+            return (f"{what} at no point studied (up to {_tpp(top)} tokens/parameter)"
+                    if not undecided else f"{what} at no point studied above the noise; "
+                    + at_top)
+        return (f"{what} {at_top}; it holds at {len(c['exceptions'])} smaller point(s)")
     text = (f"{what} from {_tpp(c['from_scale'])} tokens/parameter on (not at "
             f"{_tpp(c['below_scale'])}; crossing ≈ {_tpp(c['at_scale'])})")
     if c["exceptions"]:

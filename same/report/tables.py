@@ -114,7 +114,8 @@ def _method_row(label: str, d, eps: float, timing) -> dict:
             row["passes_to_cgs1000"] = float(np.mean(converge_to(d, label, target, "pass")[0]))
             if refusal is None:
                 spread = over_rounds(lambda x: float(np.mean(converge_to(x, label, target)[0])),
-                                     d, timing) if timing is not None else None
+                                     d[d["label"] == label], timing) \
+                    if timing is not None else None
                 row["s_to_cgs1000"] = float(secs.mean())
                 if spread and spread["rounds"]:
                     row["s_to_cgs1000_min"], row["s_to_cgs1000_max"] = spread["min"], spread["max"]
@@ -348,8 +349,9 @@ def time_to_quality_rows(df, timing=None) -> list[dict]:
             hit = np.isfinite(secs)
             ok = hit.all() and seconds_problem(df, m) is None
             row[f"{METHOD_NAMES[m]} s"] = float(secs.mean()) if ok else None
-            spread = (over_rounds(lambda d, m=m, t=target: float(np.mean(seconds_to(d, m, t))), df,
-                                  timing) if ok and timing is not None else None)
+            spread = (over_rounds(lambda d, m=m, t=target: float(np.mean(seconds_to(d, m, t))),
+                                  df[df["label"] == m], timing)
+                      if ok and timing is not None else None)
             row[f"{METHOD_NAMES[m]} s range"] = (
                 f"{spread['min']:.3g}–{spread['max']:.3g}" if spread and spread["rounds"]
                 else None)

@@ -183,8 +183,8 @@ def retime(df, timing: dict | None, round_index: int | None = None, labels=None)
     by the seconds measured alone: each row is priced by the timing entry of its label
     (:func:`timing_entry`), recorded in column ``timed_as`` so that a frame whose labels were
     renamed afterwards (the tuned configuration's) is re-priced by the same entry; round
-    ``round_index`` of the entry's clean rounds (:func:`rounds_of`), or the median over them
-    (None).  The trace's own seconds are kept as ``shared_seconds``; ``seconds_source`` says
+    ``round_index`` of the entry's clean rounds (:func:`rounds_of`; NaN seconds for an entry
+    with fewer), or the median over them (None).  The trace's own seconds are kept as ``shared_seconds``; ``seconds_source`` says
     "alone", "refused" (NaN seconds, :func:`refused`'s reason in ``seconds_refused``) or
     "trace" (a row not retimed)."""
     out = df.copy()
@@ -206,7 +206,10 @@ def retime(df, timing: dict | None, round_index: int | None = None, labels=None)
             continue
         curves = [_curve(r) for r in rounds_of(timing, entry)]
         if round_index is not None:
-            curves = [curves[min(round_index, len(curves) - 1)]]
+            if round_index >= len(curves):  # this entry has fewer clean rounds: none to read
+                secs[rows], source[rows] = np.nan, "alone"
+                continue
+            curves = [curves[round_index]]
         own = out["shared_seconds"].to_numpy(dtype=float)
         for idx in _runs(out, rows):  # each run priced by its own later passes
             secs[idx] = np.median([c(passes[idx], own[idx]) for c in curves], axis=0)
@@ -229,12 +232,16 @@ def _runs(df, rows) -> list[np.ndarray]:
 def over_rounds(fn, df, timing: dict | None) -> dict:
     """``fn(retimed df)`` (a number) for each round of the alone measurement (``df`` retimed
     by :func:`retime`, or priced here as :func:`timed_labels` says): {"median", "min",
-    "max", "rounds"}; every value NaN when no round is accepted."""
+    "max", "rounds"}, a round where ``fn`` is NaN (an entry it reads has fewer clean rounds)
+    left out, so no entry's last round counts twice; every value NaN when no round is
+    accepted.  Give ``df`` only the rows ``fn`` reads: every entry in it is repriced each
+    round."""
     if "timed_as" not in df:
         df = retime(df, timing, labels=timed_labels(df))
     entries = {e for e in df["timed_as"] if isinstance(e, str)}
     n = max((len(rounds_of(timing, e)) for e in entries), default=0)
     vals = np.array([fn(retime(df, timing, r)) for r in range(n)], dtype=float)
+    vals = vals[~np.isnan(vals)]  # a round some entry read by fn does not have
     if not len(vals):
         return {"median": float("nan"), "min": float("nan"), "max": float("nan"), "rounds": 0}
     return {"median": float(np.median(vals)), "min": float(np.min(vals)),
@@ -264,7 +271,7 @@ def per_pass_alone(df, timing: dict | None, label: str) -> dict | None:
         df = retime(df, timing, labels=timed_labels(df))
     if seconds_problem(df, label) is not None:
         return None
-    stat = over_rounds(lambda d: per_pass_over_seeds(d[d["label"] == label])["median"], df,
+    stat = over_rounds(lambda d: per_pass_over_seeds(d)["median"], df[df["label"] == label],
                        timing)
     first = [r["seconds"][0] / r["points"][0] for r in rounds_of(timing, entry_of(df, label))]
     return {**stat, "first_pass": float(np.median(first))}

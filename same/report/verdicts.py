@@ -259,7 +259,8 @@ RULES: dict[str, ClaimRule] = {
     "C4": ClaimRule(
         _PAPER_CONV + "reproduced when SAME reaches it in every seed and {max_ratio:g}× online "
         "VB's seconds are significantly above SAME's; not reproduced when SAME does not reach "
-        "it or is not significantly under {max_ratio:g}× online VB's",
+        "it or is not significantly under {max_ratio:g}× online VB's; not testable when online "
+        "VB never reached it in some seed and {max_ratio:g}× its budget does not show it",
         {"cgs_iteration": CGS_REFERENCE_ITERATION, "eps": CONVERGED_EPS, "alpha": ALPHA,
          "max_ratio": 3}),
     "C5": ClaimRule(

@@ -265,6 +265,20 @@ def test_the_workflow_refuses_an_output_folder_inside_a_corpus_folder(tmp_path, 
                               "as a document; give a path outside it")
 
 
+def test_the_workflows_own_results_folder_is_never_inside_a_corpus_folder(tmp_path):
+    """A folder corpus at the run folder itself (path: .), the cache and report folders set
+    elsewhere: the splits, runs and logs (results/) and figures/ would still be inside it,
+    read as categories of documents by the next split.  Refused before any job."""
+    _folder_corpus(tmp_path / "p7")
+    with pytest.raises(ValueError) as exc:
+        _workflow_check(tmp_path, cache_dir=str(tmp_path.parent / "cache"),
+                        report_dir=str(tmp_path.parent / "reports"),
+                        corpora={"mine": {"source": "folder", "path": "."}})
+    assert str(exc.value) == ("config the workflow's output folder results: inside the corpus "
+                              "folder . (corpora.mine.path), whose every file is read as a "
+                              "document; give a path outside it")
+
+
 @pytest.mark.parametrize("key", ["cache_dir", "report_dir", "data_dir"])
 def test_an_empty_path_in_the_config_is_refused(tmp_path, key):
     """Row 260: `cache_dir: ""` passed the config check and every job then cached under

@@ -482,28 +482,35 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--factors", "-1"], "factors must be positive finite numbers, got [-1.0]"),
-    (["--factors", "nan"], "factors must be positive finite numbers, got [nan]"),
-    (["--factors", "0.5", "inf"], "factors must be positive finite numbers, got [0.5, inf]"),
+    (["--factors", "-1"], "argument --factors: must be a finite number above 0, not '-1'"),
+    (["--factors", "nan"], "argument --factors: must be a finite number above 0, not 'nan'"),
+    (["--factors", "0.5", "inf"], "argument --factors: must be a finite number above 0, not "
+     "'inf'"),
     (["--factors", "1e30"], "factor 1e+30 makes 4.68e+35 tokens of kos's make-up, beyond a "
      "64-bit count"),
     (["--factors", "1", "--base", "zzz"], "base must be one of ['enron', 'kos', 'nips', "
      "'nytimes', 'pubmed'], got 'zzz'"),
-    (["--factors", "1", "--n-components", "0"], "The 'n_components' parameter of SameLDA must "
-     "be an int in the range [1, inf). Got 0 instead."),
+    (["--factors", "1", "--n-components", "0"], "argument --n-components: must be a whole "
+     "number of at least 1, not '0'"),
     (["--factors", "1", "--sampler", "zzz"], "The 'sampler' parameter of SameLDA must be a str "
      "among {"),  # a set: its order varies
-    (["--factors", "1", "--passes", "3"], "passes must be at least 4 (>= 2 steady passes), "
-     "got 3"),
-    (["--factors", "1", "--threads", "0"], "The number of threads must be between 1 and "),
+    (["--factors", "1", "--passes", "3"], "argument --passes: must be a whole number of at "
+     "least 4, not '3'"),
+    (["--factors", "1", "--threads", "0"], "argument --threads: must be a whole number of at "
+     "least 1, not '0'"),
 ])
 def test_a_bad_scaling_option_is_one_line_before_any_corpus_is_drawn(tmp_path, capsys, args,
                                                                       message):
-    """Each was a traceback (exit 1), several after drawing the first corpus."""
+    """Each was a traceback (exit 1), several after drawing the first corpus; a number out of
+    its range is refused as the arguments are read (same.io.cli's argument types)."""
     from same.experiments.size_cost import main
 
     out = tmp_path / "o.json"
-    assert main([*args, "--out", str(out)]) == 2
+    try:
+        rc = main([*args, "--out", str(out)])
+    except SystemExit as exc:  # refused by the parser
+        rc = exc.code
+    assert rc == 2
     err = capsys.readouterr().err
     assert err.startswith(f"python -m same.experiments.size_cost: error: {message}"), err
     assert err.count("\n") == 1 and "pass 1/" not in err and not out.exists()

@@ -17,7 +17,7 @@ from test_report import INFO, curve, frame, run_rows
 from same import report
 from same.report import stats
 from same.report.judge import judge_dataset, robust
-from same.report.timing import MIN_ROUNDS, over_rounds, refused, retime
+from same.report.timing import MIN_ROUNDS, over_rounds, per_pass_alone, refused, retime
 from same.report.verdicts import Outcome
 
 REPRODUCED, PARTLY = Outcome.REPRODUCED, Outcome.PARTLY
@@ -104,6 +104,23 @@ def _at_iteration(t, label, it=1000):
     """Per seed of ``label``: its (alone) training seconds at iteration ``it``."""
     return np.array([np.interp(it, r["iteration"], r["train_seconds"])
                      for _, r in t[t["label"] == label].groupby("seed")])
+
+
+def test_an_entry_with_fewer_clean_rounds_counts_each_once():
+    """Five rounds timed, VB online's first two shared: its three clean rounds (costs 0.1 ×
+    1.2, 1.3, 1.4 per pass) are its rounds; no other entry's count pads it with its last one
+    (median 0.13 over 3, not 0.14 over 5)."""
+    df = frame(-7.55, -7.60)
+    timing = planted_timing(COSTS, rounds=5, shared_rounds={"vb_online": 2})
+    t = retime(df, timing, labels=["same", "vb_online", "vb_batch", "cgs"])
+    cost = per_pass_alone(t, timing, "vb_online")
+    assert cost["rounds"] == 3
+    assert cost["median"] == pytest.approx(0.13) and cost["min"] == pytest.approx(0.12)
+    assert cost["max"] == pytest.approx(0.14)
+    assert per_pass_alone(t, timing, "same")["rounds"] == 5
+    spread = over_rounds(lambda d: float(np.mean(stats.seconds_to(d, "vb_online", -7.7))),
+                         t[t["label"] == "vb_online"], timing)
+    assert spread["rounds"] == 3
 
 
 def test_c5_by_the_papers_definition_cgs_at_1000_iterations_budgets_as_lower_bounds():

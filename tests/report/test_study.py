@@ -78,6 +78,13 @@ def test_crossover_cases():
     with pytest.raises(ValueError, match="at least one point"):
         crossover([1, 2], [None, float("nan")])
     assert "crossing ≈ 1.41" in describe_crossover(crossover([1, 2], [-1.0, 1.0]), "x")
+    # the largest point within its interval: undetermined there, not "not at the largest"
+    top = crossover([1, 2, 4], [0.3, 0.2, -0.01], bounds=[(0.2, 0.4), (0.1, 0.3), (-0.05, 0.03)])
+    assert top["status"] == "never" and top["within"] == [(4.0, -0.01)]
+    text = describe_crossover(top, "x")
+    assert text.startswith("x undetermined at the largest scale studied (4.00 tokens/parameter: "
+                           "within seed noise); it holds at 2 smaller point(s)"), text
+    assert "not at the largest" not in text
 
 
 def main_frame(lls: dict, k=64, seeds=5):

@@ -346,7 +346,10 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=(), rows=(),
     if study:
         st = config["crossover_study"]
         ks = f"K ∈ {st['n_components']}, training fraction ∈ {st['train_fractions']}"
-        who = (f"seed {SEEDS[0]}, final ll only, CGS "
+        main = f"seeds {SEEDS}" if len(SEEDS) > 1 else f"seed {SEEDS[0]}"
+        who = (f"seed {SEEDS[0]} per study point (the main comparison's {main}: the "
+               "seed-to-seed spread a one-seed point is judged by, and the main setting's own "
+               f"test), final ll only, CGS "
                f"{st.get('cgs_iterations', config['cgs']['iterations'])} iterations"
                + (f" ({st['note']})" if st.get("note") else ""))
     names = [dataset] if isinstance(dataset, str) else list(dataset)
