@@ -20,7 +20,7 @@ from .registry import check_own_name
 
 __all__ = ["SOURCES", "corpus_files", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
            "check_corpus_spec", "check_corpus_paths", "check_outside_corpus",
-           "check_text_encoding", "regular_file"]
+           "check_text_encoding", "regular_file", "at_line"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
@@ -227,6 +227,13 @@ def check_corpus_paths(config: dict) -> None:
             check_corpus_spec(name, spec, check_paths=True)
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
+
+
+def at_line(path, line: int) -> str:
+    """Where a line of a corpus file is, as every message names it: ``<path>: line <n>``,
+    the path as the spec gives it (``~`` expanded) and the line as an editor counts it, from
+    1 (a csv file's header is line 1; a row written over several lines is at its first)."""
+    return f"{path}: line {line}"
 
 
 def regular_file(path, setting: str, hint: str | None = None) -> Path:

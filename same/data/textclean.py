@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpusspec import TextCorpusError
+from .corpusspec import TextCorpusError, at_line
 
 __all__ = ["MAX_JSON_DEPTH", "check_lines", "strip_parts", "strip_html"]
 
@@ -31,13 +31,13 @@ def check_lines(name: str, path: Path, data: bytes, limit: int, jsonl: bool) -> 
     lengths = np.diff(np.concatenate(([-1], newlines, [arr.size]))) - 1
     over = np.flatnonzero(lengths > limit)
     if over.size:
-        raise TextCorpusError(f"{path}: line {over[0] + 1} is {lengths[over[0]]} bytes long, "
+        raise TextCorpusError(f"{at_line(path, over[0] + 1)} is {lengths[over[0]]} bytes long, "
                               f"over corpora.{name}.max_line_bytes ({limit}); raise it to "
                               "read this file")
     if jsonl:
         line = _too_deep(data, MAX_JSON_DEPTH)
         if line is not None:
-            raise TextCorpusError(f"{path}: line {line} nests JSON arrays or objects more than "
+            raise TextCorpusError(f"{at_line(path, line)} nests JSON arrays or objects more than "
                                   f"{MAX_JSON_DEPTH} levels deep (the most a jsonl corpus "
                                   f"may); see corpora.{name}.path")
 

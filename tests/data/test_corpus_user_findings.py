@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from same.data.textclean import strip_html, strip_parts
-from same.data.textcorpus import load_corpus
+from same.data.textcorpus import TextCorpusError, load_corpus, read_texts
 
 WORDS = ["rocket", "orbit", "launch", "engine", "crater", "comet", "planet", "galaxy"]
 
@@ -58,3 +60,123 @@ def test_line_breaking_markup_is_a_newline_and_the_strip_order_is_fixed():
     post = "Subject: hi<br /><br />&gt; quoted line<br />own words<br /><br />-- <br />sig"
     for order in itertools.permutations(["html", "headers", "quotes", "footers"]):
         assert strip_parts(post, list(order)).split() == ["own", "words"]
+
+
+# --------------------------------------------------------------------------- row 265: no text
+
+GOOD = '{"text": "alpha beta gamma"}'
+
+
+@pytest.mark.parametrize("record, message", [
+    ('{"id": 3}', "the record has no 'text'"),
+    ('{"text": null}', "'text' is null, not text"),
+    ('{"text": 5}', "'text' is a number, not text"),
+    ('{"text": 2.5}', "'text' is a number, not text"),
+    ('{"text": true}', "'text' is a boolean, not text"),
+    ('{"text": ["alpha"]}', "'text' is a list, not text"),
+    ('{"text": {"a": "alpha"}}', "'text' is an object, not text"),
+])
+@pytest.mark.parametrize("drop_empty", [False, True])
+def test_a_record_without_text_is_refused_at_its_line(tmp_path, cache, record, message,
+                                                     drop_empty):
+    """Row 265: a record without the column or with `"text": null` was an empty document
+    (`row 8: no word left by the settings`; with drop_empty dropped without notice), a
+    number, list or object a message naming no row; now each is one line naming the file,
+    its line and corpora.<name>.column, exit 2, nothing written, drop_empty or not."""
+    (tmp_path / "missing.jsonl").write_text("\n".join([GOOD] * 7 + [record] + [GOOD] * 3) + "\n")
+    spec = {"source": "jsonl", "path": "missing.jsonl", "column": "text",
+            "vectorizer": {"drop_empty": drop_empty}}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    assert res.stderr.strip().splitlines() == [
+        f"python -m same: error: missing.jsonl: line 8: {message}; see corpora.mine.column"]
+
+
+def test_a_label_that_is_not_text_names_its_line_and_key(tmp_path, cache):
+    """Row 265: the label column's value that is a number, at its line, naming .label."""
+    (tmp_path / "l.jsonl").write_text('{"text": "alpha beta", "topic": "a"}\n\n'
+                                      '{"text": "gamma beta", "topic": 7}\n')
+    spec = {"source": "jsonl", "path": str(tmp_path / "l.jsonl"), "column": "text",
+            "label": "topic"}
+    with pytest.raises(TextCorpusError) as exc:
+        load_corpus("mine", spec)
+    assert str(exc.value) == (f"{tmp_path / 'l.jsonl'}: line 3: 'topic' is a number, not "
+                              "text; see corpora.mine.label")
+
+
+# --------------------------------------------------------------------------- row 266: lines
+
+LAYOUT = st.tuples(st.lists(st.from_regex(r"[a-z]{2,6}", fullmatch=True), min_size=1,
+                            max_size=3),
+                   st.integers(0, 2),        # blank lines before the row
+                   st.booleans(),            # the row over two lines (a quoted newline)
+                   st.sampled_from(["\n", "\r\n"]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(LAYOUT, min_size=1, max_size=8), st.sampled_from(["csv", "jsonl"]))
+def test_every_row_is_named_by_the_line_it_starts_on(tmp_path_factory, rows, kind):
+    """Row 266: a row is named `<path>: line <n>`, n the file's line where it starts as an
+    editor counts (from 1; a csv header is line 1), whatever blank lines, quoted newlines,
+    a JSON value over two lines or CRLF endings come before it (pyarrow's own numbers
+    counted records from 0, within a block)."""
+    path = tmp_path_factory.mktemp("t") / f"t.{kind}"
+    out, line, want, texts = ["text,n\n"] if kind == "csv" else [], 1 + (kind == "csv"), [], []
+    for i, (words, blanks, split, end) in enumerate(rows):
+        split = split and len(words) > 1 if kind == "csv" else split
+        out.append(end * blanks)
+        line += blanks
+        want.append(line)
+        text = ("\n" if split else " ").join(words)
+        texts.append(text)
+        if kind == "csv":
+            out.append(f'"{text}",{i}{end}')
+        else:
+            out.append(("{\"text\":\n" if split else '{"text": ') + json.dumps(text) + "}" + end)
+        line += 1 + (text.count("\n") if kind == "csv" else split)
+    path.write_bytes("".join(out).encode())
+    names, raw, _ = read_texts("mine", {"source": kind, "path": str(path), "column": "text",
+                                        "vectorizer": {"encoding": "utf-8"}})
+    assert names == [f"{path}: line {n}" for n in want]
+    assert [r.decode() for r in raw] == texts
+
+
+@pytest.mark.parametrize("kind, body, line, why", [
+    ("jsonl", [GOOD] * 100 + ['{"text": "alpha"'] + [GOOD] * 3, 101,
+     "not JSON: Expecting ',' delimiter"),
+    ("jsonl", [GOOD] * 4 + [""] + ["[1, 2]"], 6, None),
+    ("csv", ["text,n"] + ["alpha beta,1"] * 3 + ['"two\nlines",2', "", "a,b,c"], 8,
+     "CSV parse error: Expected 2 columns, got 3: a,b,c"),
+])
+def test_a_row_pyarrow_refuses_is_named_by_its_line(tmp_path, cache, kind, body, line, why):
+    """Row 266: pyarrow's `in row 100` (from 0, within a block) for line 101 and its csv
+    `Row #5` (records, not lines) are now the file's line, as every other message."""
+    (tmp_path / f"t.{kind}").write_text("\n".join(body) + "\n")
+    spec = {"source": kind, "path": f"t.{kind}", "column": "text"}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    said = ("a list where a record (a JSON object) belongs" if why is None else
+            f"not a readable {kind} table ({why})")
+    assert res.stderr.strip().splitlines() == [
+        f"python -m same: error: t.{kind}: line {line}: {said}; see corpora.mine.path"]
+
+
+def test_a_document_is_named_by_the_path_as_given(tmp_path, cache):
+    """Row 266: the empty-document message named only the file (`l.csv:row 2`) while
+    others named the path; now the path as the spec gives it and the line, with the label's
+    line and the longest-line check in the same words."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "l.csv").write_text("text,topic\nalpha beta,a\n\n1 2,b\ngamma,\n")
+    spec = {"source": "csv", "path": "sub/l.csv", "column": "text"}
+    res = _split(tmp_path, spec)
+    assert res.stderr.strip().splitlines() == [
+        "python -m same: error: sub/l.csv: line 4: no word left by the settings (1 such "
+        "documents); set corpora.mine.vectorizer.drop_empty: true to drop them"]
+    res = _split(tmp_path, {**spec, "label": "topic"})
+    assert res.stderr.strip().splitlines() == [
+        "python -m same: error: sub/l.csv: line 5: no label (column 'topic'); see "
+        "corpora.mine.label"]
+    res = _split(tmp_path, {**spec, "max_line_bytes": 11})
+    assert res.stderr.strip().splitlines() == [
+        "python -m same: error: sub/l.csv: line 2 is 12 bytes long, over "
+        "corpora.mine.max_line_bytes (11); raise it to read this file"]
