@@ -333,7 +333,7 @@ def _not_text(record: dict, column: str) -> str | None:
     """What a jsonl record holds in place of ``column``'s text (one phrase), or None when it
     is text."""
     if column not in record:
-        return f"the record has no {column!r}"
+        return f"the record has no {column!r} (its keys: {', '.join(record) or 'none'})"
     value = record[column]
     return None if isinstance(value, str) else f"{column!r} is {_json_kind(value)}, not text"
 

@@ -68,7 +68,8 @@ GOOD = '{"text": "alpha beta gamma"}'
 
 
 @pytest.mark.parametrize("record, message", [
-    ('{"id": 3}', "the record has no 'text'"),
+    ('{"id": 3}', "the record has no 'text' (its keys: id)"),
+    ('{}', "the record has no 'text' (its keys: none)"),
     ('{"text": null}', "'text' is null, not text"),
     ('{"text": 5}', "'text' is a number, not text"),
     ('{"text": 2.5}', "'text' is a number, not text"),
@@ -180,3 +181,29 @@ def test_a_document_is_named_by_the_path_as_given(tmp_path, cache):
     assert res.stderr.strip().splitlines() == [
         "python -m same: error: sub/l.csv: line 2 is 12 bytes long, over "
         "corpora.mine.max_line_bytes (11); raise it to read this file"]
+
+
+# --------------------------------------------------------------------------- row 267: dropped
+
+def test_documents_dropped_as_empty_are_noted_and_kept_in_the_split(tmp_path, cache):
+    """Row 267: `drop_empty` dropped a quarter of the corpus and only the split's log said
+    so (`n_dropped_empty`); now `same-lda split` notes it on stderr and the split records
+    it (checked, sealed, carried into a training subset); none dropped: no note, 0."""
+    from same.data.split import load_split, train_subset
+
+    rows = ["alpha beta gamma", "beta gamma delta", "1 2 3"] * 4  # a quarter: no word
+    (tmp_path / "t.csv").write_text("text\n" + "".join(f"{r}\n" for r in rows))
+    spec = {"source": "csv", "path": "t.csv", "column": "text",
+            "vectorizer": {"drop_empty": True}}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        "note: 4 of 12 documents left with no word by the settings were dropped "
+        "(corpora.mine.vectorizer.drop_empty)"]
+    split = load_split(tmp_path / "s.npz")
+    assert split.n_dropped_empty == 4 and split.train.shape[0] + split.test_docs.size == 8
+    assert train_subset(split, 0.5).n_dropped_empty == 4
+    (tmp_path / "t.csv").write_text("text\n" + "".join(f"{r}\n" for r in rows[:2] * 3))
+    res = _split(tmp_path, spec, out="s0.npz")
+    assert res.returncode == 0 and res.stderr == ""
+    assert load_split(tmp_path / "s0.npz").n_dropped_empty == 0
