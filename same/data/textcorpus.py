@@ -90,6 +90,7 @@ from .corpusspec import (
     check_corpus_spec,
     check_outside_corpus,
     empty_word_message,
+    folder_path,
     regular_file,
 )
 from .docword import CorpusFormatError, CorpusNotFoundError
@@ -164,8 +165,7 @@ def _read(name: str, spec: dict, data_dir, download: bool):
 
     names, texts, labels = [], [], []
     for folder in folders:
-        if not folder.is_dir():
-            raise CorpusNotFoundError(f"{folder}: no such folder ({setting})")
+        folder_path(folder, setting)
         _refuse_special_files(folder, setting)
         try:
             bunch = load_files(folder, load_content=True, shuffle=False, encoding=None)

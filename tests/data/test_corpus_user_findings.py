@@ -207,3 +207,36 @@ def test_documents_dropped_as_empty_are_noted_and_kept_in_the_split(tmp_path, ca
     res = _split(tmp_path, spec, out="s0.npz")
     assert res.returncode == 0 and res.stderr == ""
     assert load_split(tmp_path / "s0.npz").n_dropped_empty == 0
+
+
+# --------------------------------------------------------------------------- row 268: messages
+
+def test_a_folder_path_that_is_a_file_is_said_to_be_one(tmp_path, cache):
+    """Row 268: a folder corpus's `path` naming a file said `no such folder`; now it says
+    the path is a file, not a folder, at the spec check and at the read alike."""
+    from same.data.corpusspec import check_corpus_paths
+
+    (tmp_path / "posts.txt").write_text("alpha beta\n")
+    spec = {"source": "folder", "path": "posts.txt"}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    message = ("posts.txt: is a file, not a folder; corpora.mine.path names a folder of "
+               "category folders, one file per document")
+    assert res.stderr.strip().splitlines() == [f"python -m same: error: {message}"]
+    full = {"source": "folder", "path": str(tmp_path / "posts.txt")}
+    with pytest.raises(ValueError) as exc:  # the workflow's check before any job
+        check_corpus_paths({"corpora": {"mine": full}})
+    assert str(exc.value) == f"config {tmp_path}/{message}"
+
+
+def test_a_uci_nnz_mismatch_says_what_a_spec_user_can_do(tmp_path, cache):
+    """Row 268: the NNZ mismatch advised `pass allow_recount=True`, a Python argument no
+    corpus spec has; now it names the header's line and the number to put there."""
+    (tmp_path / "docword.mine.txt").write_text("2\n3\n5\n1 1 2\n1 2 1\n2 3 4\n")
+    spec = {"source": "uci", "docword": "docword.mine.txt"}
+    res = _split(tmp_path, spec)
+    assert res.returncode == 2 and not (tmp_path / "s.npz").exists()
+    assert res.stderr.strip().splitlines() == [
+        "python -m same: error: docword.mine.txt, line 3: header says NNZ=5 but the body has 3 "
+        "entries (a truncated or excerpted file); to read the entries it has, make line 3 say "
+        "3 (corpora.mine.docword)"]
