@@ -20,7 +20,7 @@ from .registry import check_own_name
 
 __all__ = ["SOURCES", "corpus_files", "VECTORIZER_DEFAULTS", "TABLE_DEFAULTS", "TextCorpusError",
            "check_corpus_spec", "check_corpus_paths", "check_outside_corpus",
-           "check_text_encoding", "regular_file"]
+           "check_text_encoding", "regular_file", "folder_path", "at_line"]
 
 #: The kinds of ``source`` a corpus spec may name, and the keys each takes beside
 #: ``source``, ``vectorizer``, ``n_components`` and :data:`ORDER_KEYS`.
@@ -70,8 +70,10 @@ def _check_spec_paths(where: str, spec: dict) -> None:
         if key not in spec:
             continue
         if spec["source"] == "folder":
-            if not Path(spec[key]).expanduser().is_dir():
-                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such folder")
+            try:
+                folder_path(spec[key], f"{where}.{key}")
+            except CorpusNotFoundError:
+                raise TextCorpusError(f"{where}.{key}: {spec[key]}: no such folder") from None
         else:
             try:
                 regular_file(spec[key], f"{where}.{key}")
@@ -229,6 +231,13 @@ def check_corpus_paths(config: dict) -> None:
             raise ValueError(f"config {exc}") from None
 
 
+def at_line(path, line: int) -> str:
+    """Where a line of a corpus file is, as every message names it: ``<path>: line <n>``,
+    the path as the spec gives it (``~`` expanded) and the line as an editor counts it, from
+    1 (a csv file's header is line 1; a row written over several lines is at its first)."""
+    return f"{path}: line {line}"
+
+
 def regular_file(path, setting: str, hint: str | None = None) -> Path:
     """``path`` (``~`` expanded), once it is known to be a regular file (or a link to one),
     checked before it is opened: a FIFO or a device would block or never end its reader.
@@ -252,9 +261,32 @@ def regular_file(path, setting: str, hint: str | None = None) -> Path:
     return path
 
 
+def folder_path(path, setting: str) -> Path:
+    """``path`` (``~`` expanded), once it is known to be a folder (or a link to one).
+
+    Raises
+    ------
+    CorpusNotFoundError
+        ``<path>: no such folder (<setting>)``.
+    TextCorpusError
+        ``<path>: is a file, not a folder; <setting> names a folder of category folders``
+        (a FIFO, a socket, a device: named as such).
+    """
+    path = Path(path).expanduser()
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a name the system refuses
+        raise CorpusNotFoundError(f"{path}: no such folder ({setting})") from None
+    if not stat.S_ISDIR(mode):
+        raise TextCorpusError(f"{path}: is {_kind_of(mode)}, not a folder; {setting} names a "
+                              "folder of category folders, one file per document")
+    return path
+
+
 def _kind_of(mode: int) -> str:
-    """What a file that is not a regular file is, for messages."""
-    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    """What a file system entry is, for messages."""
+    for test, kind in ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device")):
         if test(mode):

@@ -230,8 +230,9 @@ def read_docword(path: str | os.PathLike, allow_recount: bool = False,
     if len(doc) != nnz:
         if not allow_recount:
             raise CorpusFormatError(
-                f"{path}: header says NNZ={nnz} but the body has {len(doc)} entries "
-                f"(truncated or excerpted file; pass allow_recount=True to load it anyway)")
+                f"{path}, line 3: header says NNZ={nnz} but the body has {len(doc)} entries "
+                f"(a truncated or excerpted file); to read the entries it has, make line 3 "
+                f"say {len(doc)}")
         nnz = len(doc)
     if nnz == 0:
         raise CorpusFormatError(f"{path}: the body holds no entries")

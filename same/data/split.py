@@ -51,8 +51,10 @@ _REMEDY = "rerun `same-lda split` to rewrite it"
 _MATRICES = ("train", "test_observed", "test_heldout")
 _KEYS = ("meta", "train_docs", "test_docs",
          *(f"{m}_{p}" for m in _MATRICES for p in ("data", "indices", "indptr", "shape")))
-#: Optional members (absent in a split written before them: order "unknown", no labels).
-_ORDER_KEYS = ("order", "train_labels", "label_names", "train_file_positions")
+#: Optional members (absent in a split written before them: order "unknown", no labels, the
+#: documents dropped as empty not recorded).
+_ORDER_KEYS = ("order", "train_labels", "label_names", "train_file_positions",
+               "n_dropped_empty")
 _ORDER = re.compile(r"file|file:on_purpose|unknown|shuffled:\d+")
 
 
@@ -80,6 +82,10 @@ class HeldOutSplit:
     train_file_positions : ndarray of int64 or None
         Each training document's position in the corpus's file order (None: the stored
         order is file order, or unknown).
+    n_dropped_empty : int or None
+        Documents of the corpus the vectorizer's settings left with no word, dropped
+        (``vectorizer.drop_empty``) before the split; None: not recorded (a UCI corpus, a
+        matrix, a split written before).
     """
 
     train: sp.csr_matrix
@@ -95,6 +101,7 @@ class HeldOutSplit:
     train_labels: np.ndarray | None = None
     label_names: tuple[str, ...] | None = None
     train_file_positions: np.ndarray | None = None
+    n_dropped_empty: int | None = None
     _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -120,6 +127,8 @@ class HeldOutSplit:
             for a in (self.train_docs, self.test_docs):
                 _hash_int64(h, a)
             _hash_order(self, h)
+            if getattr(self, "n_dropped_empty", None):  # none dropped: hashed as before
+                h.update(f"n_dropped_empty={self.n_dropped_empty}".encode())
             self._digest = h.hexdigest()
         return self._digest
 
@@ -157,6 +166,8 @@ class HeldOutSplit:
             arrays["label_names"] = np.asarray(self.label_names, dtype=str)
         if self.train_file_positions is not None:
             arrays["train_file_positions"] = np.asarray(self.train_file_positions, np.int64)
+        if self.n_dropped_empty is not None:
+            arrays["n_dropped_empty"] = np.asarray(self.n_dropped_empty, np.int64)
         save_npz(Path(path), arrays, inputs=inputs, option=option)
         return digest
 
@@ -171,8 +182,9 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     test_fraction : float in (0, 1), documents held out (rounded, 1 to n_docs - 1)
     seed : int, seeds the document choice and the binomial halves (NumPy PCG64)
 
-    A Corpus's ``meta["order"]``, ``labels`` and ``file_positions`` are carried into the
-    split's ``order``, ``train_labels`` / ``label_names`` and ``train_file_positions``.
+    A Corpus's ``meta["order"]``, ``labels``, ``file_positions`` and
+    ``meta["n_dropped_empty"]`` are carried into the split's ``order``, ``train_labels`` /
+    ``label_names``, ``train_file_positions`` and ``n_dropped_empty``.
 
     Raises
     ------
@@ -219,6 +231,8 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
 def _corpus_order(corpus: Corpus) -> dict:
     """The split's order fields of a whole corpus (label codes and positions of every row)."""
     out = {"order": split_order(corpus.meta.get("order"))}
+    if corpus.meta.get("n_dropped_empty") is not None:  # a text corpus's (drop_empty)
+        out["n_dropped_empty"] = int(corpus.meta["n_dropped_empty"])
     for name, a in (("labels", corpus.labels), ("file_positions", corpus.file_positions)):
         if a is not None and len(a) != corpus.n_docs:
             raise ValueError(f"corpus {corpus.name!r}: {len(a)} {name} for {corpus.n_docs} "
@@ -365,6 +379,13 @@ def _read_order(z: dict, where: str, docs: dict) -> dict:
             raise ArtefactError(f"{where}: train_file_positions are not distinct positions "
                                 f"of {n_docs} documents, one per training document")
         out["train_file_positions"] = np.asarray(pos, dtype=np.int64)
+    if "n_dropped_empty" in z:
+        dropped = check_array(z["n_dropped_empty"], "n_dropped_empty", where, ndim=0,
+                              kind="i")
+        if dropped < 0:
+            raise ArtefactError(f"{where}: n_dropped_empty is {int(dropped)}, not a number of "
+                                "documents")
+        out["n_dropped_empty"] = int(dropped)
     return out
 
 
@@ -373,7 +394,8 @@ def _rows_of(split: HeldOutSplit, rows) -> dict:
     return {"order": split.order, "label_names": split.label_names,
             "train_labels": None if split.train_labels is None else split.train_labels[rows],
             "train_file_positions": None if split.train_file_positions is None
-            else split.train_file_positions[rows]}
+            else split.train_file_positions[rows],
+            "n_dropped_empty": split.n_dropped_empty}
 
 
 def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:

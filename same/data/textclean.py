@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpusspec import TextCorpusError
+from .corpusspec import TextCorpusError, at_line
 
 __all__ = ["MAX_JSON_DEPTH", "check_lines", "strip_parts", "strip_html"]
 
@@ -31,13 +31,13 @@ def check_lines(name: str, path: Path, data: bytes, limit: int, jsonl: bool) -> 
     lengths = np.diff(np.concatenate(([-1], newlines, [arr.size]))) - 1
     over = np.flatnonzero(lengths > limit)
     if over.size:
-        raise TextCorpusError(f"{path}: line {over[0] + 1} is {lengths[over[0]]} bytes long, "
+        raise TextCorpusError(f"{at_line(path, over[0] + 1)} is {lengths[over[0]]} bytes long, "
                               f"over corpora.{name}.max_line_bytes ({limit}); raise it to "
                               "read this file")
     if jsonl:
         line = _too_deep(data, MAX_JSON_DEPTH)
         if line is not None:
-            raise TextCorpusError(f"{path}: line {line} nests JSON arrays or objects more than "
+            raise TextCorpusError(f"{at_line(path, line)} nests JSON arrays or objects more than "
                                   f"{MAX_JSON_DEPTH} levels deep (the most a jsonl corpus "
                                   f"may); see corpora.{name}.path")
 
@@ -62,17 +62,18 @@ def _too_deep(data: bytes, limit: int) -> int | None:
 
 
 def strip_parts(text: str, strip) -> str:
-    """``text`` with the parts ``strip`` names removed (``vectorizer.strip``): newsgroup
-    headers, footers and quotes as scikit-learn's fetch_20newsgroups removes them, then HTML
-    markup (:func:`strip_html`)."""
+    """``text`` with the parts ``strip`` names removed (``vectorizer.strip``), always in this
+    order whatever the list's: HTML markup first (:func:`strip_html`, its line-breaking
+    markup made newlines), so that the newsgroup strips see the lines the markup meant; then
+    newsgroup headers, footers and quotes as scikit-learn's fetch_20newsgroups removes them."""
     from sklearn.datasets._twenty_newsgroups import (
         strip_newsgroup_footer,
         strip_newsgroup_header,
         strip_newsgroup_quoting,
     )
 
-    for part, fn in (("headers", strip_newsgroup_header), ("footers", strip_newsgroup_footer),
-                     ("quotes", strip_newsgroup_quoting), ("html", strip_html)):
+    for part, fn in (("html", strip_html), ("headers", strip_newsgroup_header),
+                     ("footers", strip_newsgroup_footer), ("quotes", strip_newsgroup_quoting)):
         if part in strip:
             text = fn(text)
     return text
@@ -80,28 +81,46 @@ def strip_parts(text: str, strip) -> str:
 
 class _TextOfHTML(HTMLParser):
     """Character data of HTML, by the standard library's parser: entities decoded, every tag
-    a word boundary, comments and the contents of ``<script>`` and ``<style>`` dropped."""
+    a word boundary, a line break (``<br>``) a newline, a block element's start and end
+    (:data:`_BLOCKS`: ``<p>``, ``</div>``, ...) the start of a line, comments and the contents of
+    ``<script>`` and ``<style>`` dropped."""
 
     _HIDDEN = frozenset({"script", "style"})
+    #: Elements that start and end a line of their own as HTML lays them out (block-level).
+    _BLOCKS = frozenset({
+        "address", "article", "aside", "blockquote", "body", "dd", "details", "div", "dl",
+        "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4",
+        "h5", "h6", "head", "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre",
+        "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr",
+        "ul"})
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self._hidden = 0
 
+    def _boundary(self, tag: str) -> None:
+        """What a tag leaves: ``<br>`` a newline; a block's start or end a newline unless a
+        line starts there already (nested blocks make no blank line); any other tag a space."""
+        if tag == "br" or (tag in self._BLOCKS and self.parts
+                           and not self.parts[-1].endswith("\n")):
+            self.parts.append("\n")
+        elif tag not in self._BLOCKS:
+            self.parts.append(" ")
+
     def handle_starttag(self, tag, attrs):
         self._hidden += tag in self._HIDDEN
-        self.parts.append(" ")
+        self._boundary(tag)
 
     def handle_endtag(self, tag):
         self._hidden -= tag in self._HIDDEN and self._hidden > 0
-        self.parts.append(" ")
+        self._boundary(tag)
 
-    def handle_startendtag(self, tag, attrs):  # <br />: a boundary, never a hidden block
-        self.parts.append(" ")
+    def handle_startendtag(self, tag, attrs):  # <br />: a line break, never a hidden block
+        self._boundary(tag)
 
     def handle_data(self, data):
-        if not self._hidden:
+        if not self._hidden and data:
             self.parts.append(data)
 
     def parse_marked_section(self, i, report=1):
@@ -117,7 +136,9 @@ class _TextOfHTML(HTMLParser):
 
 def strip_html(text: str) -> str:
     """The text of a document written in HTML (``strip: [html]``): markup removed by
-    :class:`html.parser.HTMLParser` (``<br />`` and every other tag a word boundary, entities
+    :class:`html.parser.HTMLParser` (every tag a word boundary; ``<br>`` and ``<br />`` a
+    newline, so that ``<br /><br />`` is the blank line it shows; a block element's start
+    and end, ``<p>``, ``</div>``, ``</li>``, the start of a line; entities
     such as ``&amp;`` and ``&eacute;`` decoded, comments, scripts and styles dropped), so no
     tag or entity name becomes a word.  Markup left unfinished at the end (``<div class=x``,
     ``<!-- a comment`` never closed) is dropped, as HTML reads it to the end of the document

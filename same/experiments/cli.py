@@ -191,8 +191,13 @@ def _split(args) -> None:
         from same.data.order import order_description
         from same.data.textcorpus import load_corpus
 
-        data = load_corpus("corpus" if args.name is None else args.name, spec,
-                           args.data_dir)
+        name = "corpus" if args.name is None else args.name
+        data = load_corpus(name, spec, args.data_dir)
+        dropped = data.meta.get("n_dropped_empty", 0)
+        if dropped:  # drop_empty's work, said where a user looks (and kept in the split)
+            print(f"note: {dropped} of {data.n_docs + dropped} documents left with no word "
+                  f"by the settings were dropped (corpora.{name}.vectorizer.drop_empty)",
+                  file=sys.stderr)
         print(json.dumps({"corpus": args.name, "n_docs": data.n_docs,
                           "n_words": data.n_words, "nnz": data.nnz,
                           "n_tokens": data.n_tokens,

@@ -175,7 +175,7 @@ def test_an_empty_word_only_the_text_shows_is_refused_naming_the_document(tmp_pa
             "shuffle": False, "vectorizer": {"token_pattern": "[a-z]+|(?=ѣ)"}}
     with pytest.raises(TextCorpusError) as exc:
         load_corpus("mine", spec)
-    assert str(exc.value) == f"l.csv:row 2: {_empty_words('[a-z]+|(?=ѣ)')}"
+    assert str(exc.value) == f"{tmp_path / 'l.csv'}: line 3: {_empty_words('[a-z]+|(?=ѣ)')}"
     assert not (cache / "text").exists()
 
 

@@ -135,7 +135,7 @@ def test_csv_label_column_and_its_errors(tmp_path, cache):
     with pytest.raises(TextCorpusError) as exc:
         load_corpus("t", {"source": "jsonl", "path": str(tmp_path / "j.jsonl"),
                           "column": "body", "label": "topic"})
-    assert str(exc.value) == (f"{tmp_path / 'j.jsonl'}: row 2 has no label (column 'topic'); "
+    assert str(exc.value) == (f"{tmp_path / 'j.jsonl'}: line 2: no label (column 'topic'); "
                               "see corpora.t.label")
     with pytest.raises(TextCorpusError, match=r"no column 'kind' \(columns: body, topic\); "
                                               r"see corpora\.t\.label$"):
