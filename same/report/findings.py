@@ -112,9 +112,11 @@ def _claims_held(verdicts, name: str, configuration: str, metric: str) -> str:
             continue
         if v.metric not in (metric, None):
             continue
-        key = (v.claim + (f" vs {v.vb}" if v.vb else "") + (" (fragile)" if v.fragile else "")
-               + (f" (from the GPU measurement on {v.gpu_device}, not this corpus's runs)"
-                  if v.gpu_device else ""))
+        notes = (["fragile"] if v.fragile else []) + (
+            [f"from the GPU measurement on {v.gpu_device}, not this corpus's runs"]
+            if v.gpu_device else [])
+        key = (v.claim + (f" vs {v.vb}" if v.vb else "")
+               + (f" ({'; '.join(notes)})" if notes else ""))
         by.setdefault(v.outcome, []).append(key)
     return "; ".join(f"{o.value}: {', '.join(sorted(by[o]))}" for o in Outcome if o in by)
 
