@@ -267,20 +267,28 @@ def _config() -> dict:
         "seeds": [0]}
 
 
-def _seconds_files() -> list[str]:
-    """What holds a measured number of seconds the report reads: rule timing's, C9's, and the
-    m sweep's runs (timed alone, each in its own job)."""
-    from same.experiments.runs import m_sweep_labels
+def _seconds_files(root: Path) -> list[str]:
+    """What holds a measured number of seconds the report reads: rule timing's, C9's, the m
+    sweep's runs (timed alone, each in its own job), and the runs the timing rule prices,
+    whose own seconds give the cost of each pass beyond the timed ones
+    (:mod:`same.report.timing`), as found under ``root``."""
+    from same.experiments.runs import MAIN_LABELS, m_sweep_labels
+    from same.experiments.tuning import TUNED_SUFFIX
+    from same.report.timing import timing_entry
 
-    runs = [f"results/kos/{label}/K8/seed0/{name}" for label in m_sweep_labels(_config()).values()
-            for name in ("trace.csv", "meta.json", "model.npz")]
+    labels = set(m_sweep_labels(_config()).values()) | {
+        p.parts[-4] for p in root.glob("results/kos/*/K*/seed*/trace.csv")
+        if timing_entry(p.parts[-4]).removesuffix(TUNED_SUFFIX) in MAIN_LABELS}
+    runs = [str(p.relative_to(root)) for label in sorted(labels)
+            for p in sorted(root.glob(f"results/kos/{label}/K*/seed*/*"))
+            if p.name in ("trace.csv", "meta.json", "model.npz")]
     return ["results/kos/timing.json", "results/scaling/same_cpu.json", *runs]
 
 
 def _report_files(root: Path) -> list[str]:
     """Every figure, table, page and claims file of a run (not the runs' own folders, logs,
     Snakemake's benchmarks, or the seconds of :func:`_seconds_files`)."""
-    seconds = set(_seconds_files())
+    seconds = set(_seconds_files(root))
     out = []
     for top in ("figures", "results"):
         for path in sorted((root / top).rglob("*")):
@@ -334,8 +342,9 @@ def test_tiny_profile_through_slurm_equals_the_local_run(slurm_run, one_seed_run
         assert arrays.keys() == ref_models[path].keys(), path
         for name, value in arrays.items():
             assert np.array_equal(value, ref_models[path][name]), (path, name)
-    # the SLURM run's own seconds, replaced by the local run's: only what reads them reruns
-    for rel in _seconds_files():
+    # the SLURM run's own seconds (the priced runs' traces too: their later passes' costs),
+    # replaced by the local run's: only what reads them reruns
+    for rel in _seconds_files(ref):
         shutil.copyfile(ref / rel, run / rel)  # a new mtime: what reads it is older
     rerun = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", *one_seed_run.base,
                             "--directory", str(run)], env=one_seed_run.env,

@@ -26,7 +26,7 @@ def test_no_command_builds_argparse_own_parser():
 
 @pytest.mark.parametrize("argv, message", [
     (["-m", "same", "split", "--dataset", "kos", "--seed", "abc", "--out", "s.npz"],
-     "python -m same split: error: argument --seed: invalid int value: 'abc'"),
+     "python -m same split: error: argument --seed: must be a whole number of at least 0, not 'abc'"),
     (["-m", "same", "fit", "--spec", "{}"],
      "python -m same fit: error: the following arguments are required: --split, --out"),
     (["-m", "same", "frobnicate"],
@@ -34,9 +34,11 @@ def test_no_command_builds_argparse_own_parser():
      "'frobnicate' (choose from 'split', 'synthesize', 'fit', 'score', 'check')"),
     (["-m", "same.experiments.timing", "--split", "s.npz", "--entries", "{}", "--seeds", "0",
       "--repeats", "abc", "--out", "t.json"],
-     "python -m same.experiments.timing: error: argument --repeats: invalid int value: 'abc'"),
+     "python -m same.experiments.timing: error: argument --repeats: must be a whole number of at least 1, "
+     "not 'abc'"),
     (["-m", "same.experiments.size_cost", "--factors", "x", "--out", "o.json"],
-     "python -m same.experiments.size_cost: error: argument --factors: invalid float value: 'x'"),
+     "python -m same.experiments.size_cost: error: argument --factors: must be a finite number "
+     "above 0, not 'x'"),
     (["-m", "same.experiments.estimate", "--out", "e.json"],
      "python -m same.experiments.estimate: error: the following arguments are required: "
      "--plan, --table"),

@@ -161,7 +161,7 @@ def test_gpu_benchmark_script_smoke(tmp_path):
 
     out = tmp_path / "gpu.json"
     res = subprocess.run([sys.executable, "benchmarks/gpu_same.py", "--backend", "numpy",
-                          "--scale", "0.0002", "--passes", "1", "--n-topics", "8",
+                          "--scale", "0.0002", "--passes", "2", "--n-topics", "8",
                           "--m-values", "1", "--summed-m-values", "1", "--samplers", "summed",
                           "--out", str(out)],
                          cwd=Path(__file__).resolve().parents[2], capture_output=True,
