@@ -204,7 +204,11 @@ def slurm_run(cluster, one_seed_run, tmp_path_factory):
     env = cluster.env | {"SAME_DATA_DIR": one_seed_run.env["SAME_DATA_DIR"]}
     cmd = _snakemake(profile, one_seed_run, work, env)
     log = (root / "first.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # --keep-going: RETRIED's retry is submitted whenever FAILED's second cancellation comes
+    # (without it, FAILED failing first ended the run before RETRIED's pending restart was
+    # submitted: a race on the order the two long fits start in)
+    proc = subprocess.Popen([*cmd, "--keep-going"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
     try:
         cancelled = _cancel_mid_fit(proc, work, env, {RETRIED: 1, FAILED: 2})
         first_rc = proc.wait(timeout=120)
