@@ -250,14 +250,20 @@ def regular_file(path, setting: str, hint: str | None = None) -> Path:
     TextCorpusError
         ``<path>: is a FIFO (named pipe), not a regular file; <setting> names a file``.
     """
+    return _of_kind(path, setting, "file", stat.S_ISREG, "a regular file",
+                    hint or setting + " names a file")
+
+
+def _of_kind(path, setting: str, noun: str, is_kind, kind: str, hint: str) -> Path:
+    """``path`` (``~`` expanded) once its mode passes ``is_kind``; else the one line of
+    :func:`regular_file` or :func:`folder_path`."""
     path = Path(path).expanduser()
     try:
         mode = path.stat().st_mode
     except (OSError, ValueError):  # missing, a dangling link, a name the system refuses
-        raise CorpusNotFoundError(f"{path}: no such file ({setting})") from None
-    if not stat.S_ISREG(mode):
-        raise TextCorpusError(f"{path}: is {_kind_of(mode)}, not a regular file; "
-                              f"{hint or setting + ' names a file'}")
+        raise CorpusNotFoundError(f"{path}: no such {noun} ({setting})") from None
+    if not is_kind(mode):
+        raise TextCorpusError(f"{path}: is {_kind_of(mode)}, not {kind}; {hint}")
     return path
 
 
@@ -272,15 +278,8 @@ def folder_path(path, setting: str) -> Path:
         ``<path>: is a file, not a folder; <setting> names a folder of category folders``
         (a FIFO, a socket, a device: named as such).
     """
-    path = Path(path).expanduser()
-    try:
-        mode = path.stat().st_mode
-    except (OSError, ValueError):  # missing, a dangling link, a name the system refuses
-        raise CorpusNotFoundError(f"{path}: no such folder ({setting})") from None
-    if not stat.S_ISDIR(mode):
-        raise TextCorpusError(f"{path}: is {_kind_of(mode)}, not a folder; {setting} names a "
-                              "folder of category folders, one file per document")
-    return path
+    return _of_kind(path, setting, "folder", stat.S_ISDIR, "a folder",
+                    f"{setting} names a folder of category folders, one file per document")
 
 
 def _kind_of(mode: int) -> str:
