@@ -163,9 +163,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
         One line, ``config <key>: <what is wrong>``.
     """
     from same.data.corpus import REGISTRY
-    from same.data.corpusspec import check_outside_corpus
     from same.data.planted import describe
-    from same.data.textcorpus import check_corpus_spec
     from same.model.sampler import SameLDA
 
     if schema is not None:
@@ -183,21 +181,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
             raise ValueError(f"config datasets: {d!r} is neither a UCI corpus "
                              f"({', '.join(REGISTRY)}) nor a dataset of the config's synthetic: "
                              "or corpora: section")
-    for name, spec in corpora.items():
-        if name in synthetic:  # a UCI corpus's name: check_corpus_spec refuses it
-            raise ValueError(f"config corpora.{name}: names a synthetic corpus too; its "
-                             "outputs would overwrite that corpus's results/<name>/")
-        try:
-            check_corpus_spec(name, spec)  # its name, keys and values (encoding included)
-            # the workflow's outputs: a folder corpus would read them as documents
-            for key, path in (("cache_dir", config.get("cache_dir")),
-                              ("report_dir", config.get("report_dir") or "results"),
-                              ("the workflow's output folder", "results"),
-                              ("the workflow's figure folder", "figures")):
-                if path:
-                    check_outside_corpus(spec, path, key, f"corpora.{name}")
-        except ValueError as exc:
-            raise ValueError(f"config {exc}") from None
+    _check_corpora(config, corpora, synthetic)
     for name, spec in synthetic.items():
         try:
             describe(name, spec)  # its spec, and a name that is not a UCI corpus's
@@ -227,6 +211,30 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
         except ValueError as exc:
             raise ValueError(f"config: run {label!r}: {exc}") from None
     return runs
+
+
+def _check_corpora(config: dict, corpora: dict, synthetic: dict) -> None:
+    """Each ``corpora:`` entry: a name no synthetic corpus has, its spec
+    (:func:`same.data.corpusspec.check_corpus_spec`), and none of the workflow's outputs (the
+    cache, the report folder, ``results/``, ``figures/``) inside a folder corpus's folder,
+    which would read them as documents."""
+    from same.data.corpusspec import check_corpus_spec, check_outside_corpus
+
+    outputs = (("cache_dir", config.get("cache_dir")),
+               ("report_dir", config.get("report_dir") or "results"),
+               ("the workflow's output folder", "results"),
+               ("the workflow's figure folder", "figures"))
+    for name, spec in corpora.items():
+        if name in synthetic:  # a UCI corpus's name: check_corpus_spec refuses it
+            raise ValueError(f"config corpora.{name}: names a synthetic corpus too; its "
+                             "outputs would overwrite that corpus's results/<name>/")
+        try:
+            check_corpus_spec(name, spec)  # its name, keys and values (encoding included)
+            for key, path in outputs:
+                if path:
+                    check_outside_corpus(spec, path, key, f"corpora.{name}")
+        except ValueError as exc:
+            raise ValueError(f"config {exc}") from None
 
 
 def _check_schema_strict(config: dict, schema: str | Path) -> None:

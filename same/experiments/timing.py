@@ -65,6 +65,30 @@ def _time_one(spec, X, cap_seconds: float) -> dict:
             "complete": points[-1] >= spec.budget}
 
 
+def _time_until_alone(spec, X, cap_seconds: float, meter, attempts: int, quiet_wait: float,
+                      said: str | None):
+    """(:func:`_time_one`'s record, its machine load, tries, seconds waited): timed again
+    while other work shared the machine, up to ``attempts`` tries, each after waiting up to
+    ``quiet_wait`` seconds for a quiet machine; each wait announced on stderr as ``said``
+    (None: silent)."""
+    from .machine_load import wait_quiet
+
+    tries, waited = 0, 0.0
+    while True:
+        tries += 1
+        with meter:
+            timed = _time_one(spec, X, cap_seconds)
+        load = meter.record()
+        if not load["shared"] or tries >= attempts:
+            return timed, load, tries, waited
+        if said:  # a wait of up to quiet_wait seconds is never silent
+            print(f"{said}: other work used {_cores(load)} cores meanwhile (over "
+                  f"{meter.threshold:g}); waiting up to {quiet_wait:g} s for a quiet machine, "
+                  f"then timing it again (try {tries + 1} of {attempts})", file=sys.stderr,
+                  flush=True)
+        waited += wait_quiet(quiet_wait, meter.threshold)
+
+
 def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
             cap_seconds: float = DEFAULT_CAP_SECONDS, attempts: int = DEFAULT_ATTEMPTS,
             quiet_wait: float = DEFAULT_QUIET_WAIT, tuning=None, progress: bool = True) -> dict:
@@ -88,7 +112,7 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
     """
     from same.data.split import HeldOutSplit, load_split
 
-    from .machine_load import LoadMeter, wait_quiet
+    from .machine_load import LoadMeter
     from .runner import usable_threads
     from .spec import RunSpec
     from .tuning import apply_tuning
@@ -123,20 +147,9 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
         order = names[r % len(names):] + names[:r % len(names)]  # rotated each round
         for name in order:
             spec = replace(specs[name], seed=seed)
-            tries, waited = 0, 0.0
-            while True:  # again while other work shared the machine, up to ``attempts``
-                tries += 1
-                with meter:
-                    timed = _time_one(spec, split.train, cap_seconds)
-                load = meter.record()
-                if not load["shared"] or tries >= attempts:
-                    break
-                if progress:  # a wait of up to quiet_wait seconds is never silent
-                    print(f"round {r + 1}/{repeats} {name}: other work used "
-                          f"{_cores(load)} cores meanwhile (over {meter.threshold:g}); waiting "
-                          f"up to {quiet_wait:g} s for a quiet machine, then timing it again "
-                          f"(try {tries + 1} of {attempts})", file=sys.stderr, flush=True)
-                waited += wait_quiet(quiet_wait, meter.threshold)
+            timed, load, tries, waited = _time_until_alone(
+                spec, split.train, cap_seconds, meter, attempts, quiet_wait,
+                f"round {r + 1}/{repeats} {name}" if progress else None)
             out[name]["rounds"].append({"round": r, "seed": seed, **timed,
                                         "machine_load": load, "attempts": tries,
                                         "waited_seconds": round(waited, 3),

@@ -81,7 +81,7 @@ FIT_CODE = code(*PACKAGE_PATTERNS,
                          "same/experiments/estimate.py", "same/experiments/estimate_probe.py",
                          "same/data/planted.py", "same/model/topic_recovery.py",
                          "same/data/textcorpus.py", "same/data/textclean.py",
-                         "same/data/corpusspec.py",
+                         "same/data/texttable.py", "same/data/corpusspec.py",
                          "same/data/newsgroups.py", "same/experiments/timing.py",
                          *(CUDA_ONLY if config["backend"] == "numpy" else ())))
 FIGURE_FORMATS = ["png", "pdf"]

@@ -91,7 +91,8 @@ rule split_corpus:
         data_dir=lambda wc: DATA_DIR_ARGS,
         code=code("same/data/corpus.py", "same/data/split.py", "same/data/textcorpus.py",
                   "same/data/corpusspec.py", "same/data/newsgroups.py", "same/data/registry.py",
-                  "same/data/textclean.py", "same/data/corpus.schema.json", "same/io/schema.py"),
+                  "same/data/textclean.py", "same/data/texttable.py", "same/data/corpus.schema.json",
+                  "same/io/schema.py"),
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
