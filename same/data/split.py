@@ -116,7 +116,10 @@ class HeldOutSplit:
     def checksum(self) -> str:
         """SHA-256 over every array and the provenance fields, computed once per split; the
         order, labels and file positions enter only when there are any beyond file order
-        (the checksum of a UCI corpus's split is as before they were recorded)."""
+        (the checksum of a UCI corpus's split is as before they were recorded).  What is
+        trained and scored, nothing else: ``n_dropped_empty`` (a count of documents that are
+        in neither part) does not enter, so the runs' recorded checksum stays that of the
+        same documents however the count is recorded."""
         if getattr(self, "_digest", None) is None:
             h = hashlib.sha256()
             h.update(self._provenance().encode())
@@ -127,8 +130,6 @@ class HeldOutSplit:
             for a in (self.train_docs, self.test_docs):
                 _hash_int64(h, a)
             _hash_order(self, h)
-            if getattr(self, "n_dropped_empty", None):  # none dropped: hashed as before
-                h.update(f"n_dropped_empty={self.n_dropped_empty}".encode())
             self._digest = h.hexdigest()
         return self._digest
 

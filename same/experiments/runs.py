@@ -163,8 +163,8 @@ ONLINE_LABELS = ("same", "vb_online", "sklearn_online")
 #: A run in the other document order: its published twin's label with this suffix.
 ORDER_SUFFIX = "_other_order"
 #: The sensitivity study's document-order row (a run setting, not a SameLDA parameter):
-#: ``stored`` is the main setting, ``other`` the order the split's corpus was not stored in
-#: (one seeded shuffle of a corpus kept in file order; file order of a shuffled one).
+#: ``stored`` is the main setting, ``other`` one shuffle seeded by the run's seed (a second,
+#: independent one of a shuffled corpus; never file order, which may be grouped by label).
 ORDER_PARAM = "document_order"
 
 
@@ -203,8 +203,9 @@ def order_labels(config: dict, dataset: str | None = None) -> list[str]:
 def order_twins(config: dict) -> dict[str, str]:
     """Published label → its twin in the other document order, for the main comparison's
     online methods that :func:`order_labels` names (SAME and both online VBs by default):
-    every seed, as published, each trained in the order its split's corpus was not stored in
-    (``document_order: other``, resolved by the runner); the claims of the main comparison are
+    every seed, as published, each trained in one shuffle seeded by its seed
+    (``document_order: other``, resolved by the runner), never in a file order that may be
+    grouped by label; the claims of the main comparison are
     re-judged with them, and a verdict that moves is fragile."""
     return {lab: f"{lab}{ORDER_SUFFIX}" for lab in order_labels(config)}
 

@@ -77,9 +77,10 @@ class RunSpec:
     document_order : "stored" | "shuffled" | "file" | "other" — the order the training
         documents are given to the method (:mod:`same.data.order`): as the split stores them;
         one permutation seeded by ``seed``; file order (the split's ``train_file_positions``;
-        a split without them is in file order); "other": file order when the corpus was
-        shuffled, else shuffled.  "file" and "other" are on purpose: the runner's check
-        against an order grouped by label does not refuse them
+        a split without them is in file order); "other": the same seeded shuffle whatever the
+        stored order (a second, independent one for a shuffled corpus; never file order).
+        "file" is on purpose: the runner's check against an order grouped by label does not
+        refuse it
     """
 
     method: str

@@ -69,7 +69,7 @@ def _spread(df, timing, label, target, mean) -> str:
 
 
 #: What the other document order is, by the order its runs resolved to (meta.json).
-ORDER_NAMES = {"shuffled": "one seeded shuffle of the training documents",
+ORDER_NAMES = {"shuffled": "one shuffle of the training documents seeded by each run's seed",
                "file": "the corpus's file order"}
 
 

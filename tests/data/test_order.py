@@ -242,7 +242,7 @@ def test_grouped_is_the_union_bound_on_a_random_order():
 
 
 def test_document_orders_and_their_permutations():
-    assert resolve_document_order("other", "shuffled:0") == "file"
+    assert resolve_document_order("other", "shuffled:0") == "shuffled"  # never file order
     assert resolve_document_order("other", "file") == "shuffled"
     assert resolve_document_order("other", "unknown") == "shuffled"
     assert resolve_document_order("stored", "shuffled:3") == "stored"

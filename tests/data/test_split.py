@@ -107,6 +107,35 @@ def test_kos_split(kos):
     assert splitmod.HeldOutSplit is type(s)
 
 
+def test_checksum_is_of_what_is_trained_and_scored_only(counts):
+    """A count of documents in neither part (``n_dropped_empty``, recorded by a later
+    version) leaves the checksum as it was: the runs of a corpus recorded before it was kept
+    still name their split."""
+    s = make_split(counts, 0.2, seed=1)
+    before = s.checksum()
+    again = make_split(counts, 0.2, seed=1)
+    again.n_dropped_empty = 572
+    assert again.checksum() == before
+
+
+def test_committed_kos_runs_name_the_split_this_code_makes(kos):
+    """Every committed KOS run's meta.json records the checksum of the split the split rule
+    makes now (config/config.yaml's test fraction and seed): a change to what a split hashes
+    that would orphan the committed runs fails here."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())["split"]
+    want = make_split(kos, cfg["test_fraction"], seed=cfg["seed"]).checksum()
+    metas = sorted((root / "results/kos").glob("*/K*/seed*/meta.json"))
+    assert len(metas) > 50
+    recorded = {json.loads(m.read_text())["split"]["sha256"] for m in metas}
+    assert recorded == {want}
+
+
 def test_train_subset_nested_seeded_and_test_untouched(counts):
     s = make_split(counts, 0.2, seed=4)
     quarter, half = splitmod.train_subset(s, 0.25), splitmod.train_subset(s, 0.5)

@@ -108,12 +108,15 @@ def test_file_order_on_purpose_trains_and_the_default_is_shuffled(tmp_path):
     default = load_corpus("mine", {"source": "folder", "path": str(folder)})
     make_split(default, 0.2, seed=0).save(tmp_path / "default.npz")
     out = run(spec("same", document_order="other"), tmp_path / "default.npz",
-              tmp_path / "other", progress=False)  # other than shuffled: file order
+              tmp_path / "other", progress=False)
     order = json.loads((out / "meta.json").read_text())["order"]
-    assert order["resolved"] == "file" and order["corpus_order"] == "shuffled:0"
-    # file order again: all of one category, then all of the other
-    assert order["longest_label_run"] == max(np.bincount(load_split(
-        tmp_path / "default.npz").train_labels))
+    # the other order of a shuffled corpus is a second shuffle, never its grouped file order
+    assert order["resolved"] == "shuffled" and order["corpus_order"] == "shuffled:0"
+    shuffled = load_split(tmp_path / "default.npz")
+    # file order would run all of one category (a shuffle does so with probability ~2^-23)
+    assert order["longest_label_run"] < max(np.bincount(shuffled.train_labels))
+    X, _ = training_order(spec("same", document_order="other"), shuffled)
+    assert (X != shuffled.train).nnz > 0  # not the stored order either
 
 
 def test_training_order_reorders_the_rows_and_their_labels(tmp_path):

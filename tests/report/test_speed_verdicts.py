@@ -331,7 +331,8 @@ def test_the_other_document_order_flips_a_verdict_to_fragile(tmp_path):
     text = (tmp_path / "c.md").read_text()
     same = stats.welch(report.traces.final_lls(both, "same_other_order"),
                        report.traces.final_lls(both, "same"))
-    assert (f"In the other document order (one seeded shuffle of the training documents; as "
+    assert (f"In the other document order (one shuffle of the training documents seeded by "
+            f"each run's seed; as "
             f"published, 3 seeds, document completion), the final ll moves: SAME Gibbs by "
             f"{same.text()}") in text
 
