@@ -44,6 +44,10 @@ def split_shape(path) -> tuple[int, int, int, int]:
             int(np.asarray(train.data, dtype=np.int64).sum()))
 
 
+#: Seconds the benchmark waits for other work to end before its measured passes.
+QUIET_WAIT = 120.0
+
+
 def measure(factors, base: str = "kos", n_components: int = 64,
             n_copies: float = 100.0, passes: int = 8, sampler: str = "nonzero",
             threads: int = 1, seed: int = 0, shape=None) -> dict:
@@ -85,6 +89,8 @@ def measure(factors, base: str = "kos", n_components: int = 64,
     SameLDA(n_components=n_components, n_copies=n_copies, max_iter=passes, sampler=sampler,
             batch_size=batch_size, random_state=seed)._validate_params()  # before any draw
     set_threads(threads)
+    from .machine_load import LoadMeter, wait_quiet
+
     corpora, fits, marks = [], [], []
     for f in factors:
         counts = shaped_corpus(int(D * f), W, int(NNZ * f), n_tokens=int(tokens * f), seed=seed)
@@ -93,10 +99,15 @@ def measure(factors, base: str = "kos", n_components: int = 64,
         corpora.append(counts)
         fits.append((model, model.iter_fit(counts)))
         marks.append([])
-    for p in range(passes):  # round robin: pass p of every size before pass p + 1 of any
-        for (_, fit), done in zip(fits, marks):
-            done.append(next(fit)["train_seconds"])
-        print(f"pass {p + 1}/{passes} of every size", file=sys.stderr)
+    print(f"waiting up to {QUIET_WAIT:g} s for other work on the machine to end",
+          file=sys.stderr)
+    wait_quiet(QUIET_WAIT)
+    with LoadMeter() as meter:  # what else ran beside the measured passes (C9 refuses shared)
+        for p in range(passes):  # round robin: pass p of every size before pass p + 1 of any
+            for (_, fit), done in zip(fits, marks):
+                done.append(next(fit)["train_seconds"])
+            print(f"pass {p + 1}/{passes} of every size", file=sys.stderr)
+    load = meter.record()
     rows = []
     for f, counts, (model, _), done in zip(factors, corpora, fits, marks):
         steps = np.diff([0.0] + done)
@@ -111,7 +122,7 @@ def measure(factors, base: str = "kos", n_components: int = 64,
                                     "passes": passes, "steady_passes": passes - passes // 2,
                                     "interleaved": True, "sampler": sampler, "threads": threads,
                                     "batch_size": batch_size},
-                       "sizes": rows, "fit": linearity(rows)})
+                       "sizes": rows, "fit": linearity(rows), "machine_load": load})
 
 
 def linearity(rows) -> dict:

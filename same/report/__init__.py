@@ -13,7 +13,8 @@ Everything here reads ``trace.csv`` / ``meta.json`` files written by
 - :mod:`.render` — ``claims.md`` from verdicts.
 """
 
-from .claims import CLAIM_FUNCTIONS, Verdict, claim_c9
+from .claim_c9 import claim_c9
+from .claims import CLAIM_FUNCTIONS, Verdict
 from .figures import (
            fig_ll_vs_passes,
            fig_ll_vs_samples,

@@ -37,11 +37,10 @@ from .traces import (
     first_seed,
     implementation,
     per_pass_over_seeds,
-    per_pass_seconds,
 )
 from .verdicts import RULES, Outcome, Verdict, grade
 
-__all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS", "claim_c9"]
+__all__ = ["Verdict", "Outcome", "RULES", "CLAIM_FUNCTIONS"]
 
 
 def _v(claim, dataset, outcome, ours, numbers=None, **qualifiers) -> Verdict:
@@ -79,6 +78,19 @@ def _when(info) -> str:
 
 
 _ORDINAL = {2: "second", 3: "third"}
+
+
+def _budget_text(df, labels) -> str:
+    """"10 passes each (the main runs': 20)": the budget the variant runs ``labels`` (the m
+    sweep's, the schedules') ran, from their traces, beside SAME's main run's where it
+    differs, so a reader does not compare their final ll with the main run's."""
+    passes = {int(df.loc[df["label"] == lab, "pass"].max()) for lab in labels
+              if (df["label"] == lab).any()}
+    main = df.loc[df["label"] == "same", "pass"]
+    text = " or ".join(f"{p:g}" for p in sorted(passes)) + " passes each"
+    if not main.empty and passes and passes != {int(main.max())}:
+        text += f" (the main runs': {int(main.max())})"
+    return text
 
 
 def _not_run(claim, dataset, what: str) -> Verdict:
@@ -437,8 +449,10 @@ def _per_m_text(per_m: dict, low, knee, high) -> str:
 
 def _c6_from_gpu(gpu, dataset, local: str, local_numbers: dict | None = None) -> Verdict:
     """C6 judged from a committed GPU measurement (:mod:`same.report.gpu`) by the rule's ratios,
-    the m sweep run here (``local``, on a CPU) said beside; not testable when there is none or
-    it lacks one of the rule's m for the per-nonzero sampler."""
+    the m sweep run here (``local``, on a CPU) said beside, always as the verdict's last line
+    (:func:`~same.report.judge.gpu_judged_once` merges the datasets' verdicts read from one
+    measurement and keeps each such line); not testable when there is none or it lacks one
+    of the rule's m for the per-nonzero sampler."""
     rule = RULES["C6"]
     low, knee, high = rule["low_m"], rule["knee_m"], rule["high_m"]
     here = f"{local} (the paper's curve is a GPU's: a CPU's own m sweep is not judged)"
@@ -500,7 +514,8 @@ def claim_c7(df, info, dataset=None) -> Verdict:
     p.update({f"m={m:g} − m={knee:g}": c.p for m, c in beyond.items()})
     return _v("C7", dataset, grade([mono and better, little]),
               [f"ours ({sampler_text(df, info['m_runs'][knee])}; {_when(info)} after the same "
-               f"passes, mean ± {CONFIDENCE:.0%} t interval): "
+               f"{_budget_text(df, info['m_runs'].values())}, mean ± {CONFIDENCE:.0%} t "
+               "interval): "
                + "; ".join(interval_text(fin[m], name=f"m={m:g}") for m in ms),
                f"m={knee:g} − m={upto[0]:g} {base.text()}"
                + "".join(f"; m={m:g} − m={knee:g} {c.text()}" for m, c in beyond.items())],
@@ -531,7 +546,8 @@ def claim_c8(df, info, dataset=None) -> Verdict:
     if first is not None:
         p["invlinear − constant (after pass 1)"] = first.p
     return _v("C8", dataset, grade([level, inv_fast]),
-              [f"ours (mean ± 95% t interval): {_when(info)} " + "; ".join(
+              [f"ours (mean ± 95% t interval; "
+               f"{_budget_text(df, info['schedule_runs'].values())}): {_when(info)} " + "; ".join(
                   interval_text(x, name=s) for s, x in final.items())
                + "; after pass 1 " + "; ".join(interval_text(x, name=s)
                                                 for s, x in early.items()),
@@ -541,52 +557,6 @@ def claim_c8(df, info, dataset=None) -> Verdict:
                   f"schedule is clearly better): {', '.join(losses)}"] if losses else []),
               {"final_ll": {k: x.tolist() for k, x in final.items()},
                "first_pass_ll": {k: x.tolist() for k, x in early.items()}, "p": p})
-
-
-def claim_c9(datasets: dict, scaling=None) -> Verdict:
-    """Seconds per token per pass across datasets, or across synthetic sizes (``scaling``)."""
-    rule = RULES["C9"]
-    ks = {int(d.loc[d["label"] == "same", "n_topics"].iloc[0])
-          for d in (info["df"] for info in datasets.values())
-          if "n_topics" in d and (d["label"] == "same").any()}
-    if len(datasets) >= 2 and (len(ks) == 1 or scaling is None):
-        sizes = {}
-        for name, info in datasets.items():
-            d = info["df"][info["df"]["label"] == "same"]
-            tok = float(d.sort_values("pass")["tokens_seen"].iloc[0])
-            sizes[name] = (tok, float(np.mean([per_pass_seconds(r) for _, r in d.groupby("seed")])))
-        per_token = {n: s / t for n, (t, s) in sizes.items()}
-        spread = max(per_token.values()) / min(per_token.values())
-        outcome = (Outcome.REPRODUCED if spread <= rule["max_spread_datasets"]
-                   else Outcome.NOT_REPRODUCED)
-        return _v("C9", None, outcome,
-                  "ours: " + ", ".join(f"{n}: {s:.3f} s/pass for {t:.3g} tokens "
-                                       f"({s / t * 1e9:.1f} ns/token)"
-                                       for n, (t, s) in sizes.items()), {"spread": spread})
-    across = ("" if len(datasets) < 2 else
-              f"the datasets' K differ ({', '.join(map(str, sorted(ks)))}), so their seconds "
-              "per token are not one cost; ")
-    if scaling is None:
-        return _not_run("C9", None, "one dataset, and C9's scaling benchmark is switched off "
-                        "(scaling: null); run it, or several datasets of one K")
-    from same.experiments.size_cost import load_result
-
-    sc = load_result(scaling)
-    fit, st = sc["fit"], sc["settings"]
-    if fit["per_token_spread"] <= rule["max_spread_sizes"] and fit["r2"] >= rule["min_r2"]:
-        outcome = Outcome.REPRODUCED
-    elif fit["per_token_spread"] <= rule["max_spread_partly"]:
-        outcome = Outcome.PARTLY
-    else:
-        outcome = Outcome.NOT_REPRODUCED
-    return _v("C9", None, outcome,
-              f"ours: {across}synthetic corpora of {st.get('base', 'kos')}'s make-up (" + ", ".join(
-                  f"{r['factor']:g}×: {r['n_tokens']:,} tokens, {r['seconds_per_pass']:.3f} s/pass"
-                  for r in sc["sizes"]) + f"); linear fit R² = {fit['r2']:.3f}, seconds per token "
-              f"vary {fit['per_token_spread']:.2f}× across sizes ({st['sampler']} sampler, "
-              f"K={st.get('n_components', st.get('n_topics'))}, "
-              f"m={st.get('n_copies', st.get('n_samples')):g}; the fastest of the last "
-              f"{st.get('steady_passes', '?')} of {st.get('passes', '?')} passes)", dict(fit))
 
 
 #: claim id → function(df, info, dataset) for the per-dataset claims C1–C8

@@ -30,7 +30,7 @@ from .verdicts import (
     Verdict,
 )
 
-__all__ = ["judge_dataset", "vb_comparison", "robust", "ORDER_VARIANT"]
+__all__ = ["judge_dataset", "vb_comparison", "robust", "ORDER_VARIANT", "gpu_judged_once"]
 
 
 def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
@@ -65,6 +65,26 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
             elif configuration == "published":
                 out.append(v)
     return out
+
+
+def gpu_judged_once(verdicts: list[Verdict]) -> list[Verdict]:
+    """``verdicts`` with every C6 verdict read from the committed GPU measurement
+    (:attr:`Verdict.gpu_device`) merged into one across datasets (``dataset`` None), in
+    place of the first: one measurement judged once, not once per corpus, so that neither
+    the overview nor "Across corpora" counts it as agreement between corpora.  Each
+    dataset's own m sweep, said beside and not judged (the last line of its verdict,
+    :func:`~same.report.claims.claim_c6`), keeps its line, prefixed with the dataset."""
+    gpu = [v for v in verdicts if v.claim == "C6" and v.gpu_device is not None]
+    if not gpu:
+        return verdicts
+    first = gpu[0]
+    merged = replace(first, dataset=None, ours=(
+        *first.ours[:-1], *(f"{v.dataset}: {v.ours[-1]}" for v in gpu)),
+        numbers={**first.numbers, "cpu_sweep": {v.dataset: v.numbers.get("cpu_sweep", {})
+                                                for v in gpu}})
+    at = verdicts.index(first)
+    return [merged if i == at else v for i, v in enumerate(verdicts)
+            if i == at or not any(v is g for g in gpu)]
 
 
 def untuned_claims(info: dict, twins) -> tuple[str, ...]:

@@ -4,18 +4,21 @@ paper's, and the claim's rule with its thresholds (:data:`~same.report.verdicts.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from same.experiments.tuning import CONFIGURATIONS
 from same.experiments.tuning import (
     _settings_text as settings_text,  # tuning.md's text of a configuration
 )
 from same.io.outputs import check_target, text_kind, write_text
 
-from .claims import claim_c9
+from .captions import FIGURE_CLAIMS
+from .claim_c9 import claim_c9
 from .findings import findings_lines, order_effects
 from .gpu import newest_gpu_measurement
-from .judge import judge_dataset, vb_comparison
+from .judge import gpu_judged_once, judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
-from .recovery import load_recovery
+from .recovery import load_recovery, recovery_lines
 from .study import crossover_summary, point_finals, seed_spread, study_findings, study_rows
 from .timing import load_timing
 from .traces import PAPER_TOKENS_PER_PARAMETER, per_parameter_text, shape_of, test_traces
@@ -39,10 +42,14 @@ def _under(v: Verdict) -> str:
     return ", ".join(parts)
 
 
-def _section(v: Verdict) -> list[str]:
+def _section(v: Verdict, shown=()) -> list[str]:
+    """A verdict's section; ``shown``: the paths of the dataset's figures and tables, of which
+    those that bear on the claim (:data:`~same.report.captions.FIGURE_CLAIMS`) are named."""
     under = _under(v)
+    paths = [p for p in shown if v.claim in FIGURE_CLAIMS.get(Path(p).stem, ())]
     return ([f"### {v.claim} — {v.title}{' — ' + under if under else ''}: **{v.verdict}**", ""]
             + [f"- {line}" for line in v.ours]
+            + ([f"- shown in: {', '.join(f'`{p}`' for p in paths)}"] if paths else [])
             + [f"- paper: {v.paper}", f"- verdict rule: {v.rule}", ""])
 
 
@@ -193,26 +200,11 @@ def _scale_text(scale: dict | None) -> str:
             "parameter")
 
 
-def _recovery_lines(rows: list[dict]) -> list[str]:
-    out = ["### Topic recovery (SYNTHETIC data: the true topics are known)", ""]
-    for r in rows:
-        if r["method"].startswith("true topics"):
-            out.append(f"- the true topics themselves score {r['final ll']:.4f} with the same "
-                       "evaluator (the held-out ll of an exact recovery)")
-            continue
-        out.append(f"- {r['method']}: mean matched TV {r['mean matched TV']:.3f} (median "
-                   f"{r['median matched TV']:.3f}), final ll {r['final ll']:.4f}")
-    if rows:
-        mutual = rows[0]["true topics' mutual TV"]
-        out.append(f"- for scale: two distinct true topics are {mutual:.3f} apart in TV; "
-                   "0 = recovered exactly (topic_recovery.md)")
-    return out + [""]
-
-
 def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = None,
                   findings: dict | None = None, recovery: dict | None = None,
                   vb_notes: dict | None = None, tuned: dict | None = None,
-                  frames: dict | None = None, timings: dict | None = None) -> str:
+                  frames: dict | None = None, timings: dict | None = None,
+                  shown: dict | None = None) -> str:
     """Markdown: header, summary table (claim → verdict per dataset, with the dataset's
     training tokens per φ parameter), a cross-scale summary, one section per verdict.
 
@@ -225,6 +217,8 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
     frames : {dataset: its traces}, optional: the findings paragraph that opens the file
     timings : {dataset: its loaded timing.json or None}, optional: the seconds the findings
         read (measured alone)
+    shown : {dataset: paths of the figures and tables the workflow makes}, optional: each
+        verdict names those that show what it reads
     """
     timings = timings or {}
     vb_notes = vb_notes or {}
@@ -273,9 +267,9 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
                       "runs in the stored order only).", ""]
         for v in verdicts:
             if v.dataset == name:
-                lines += _section(v)
+                lines += _section(v, (shown or {}).get(name, ()))
         if name in recovery:
-            lines += _recovery_lines(recovery[name])
+            lines += recovery_lines(recovery[name])
     lines += ["## Across datasets", ""]
     for v in verdicts:
         if v.dataset is None:
@@ -316,7 +310,8 @@ def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> li
     # timing verdicts are not judged), loaded once
     datasets = {name: ({**info, "timing": load_timing(info["timing"])} if "timing" in info
                        else dict(info)) | {"gpu": newest} for name, info in datasets.items()}
-    verdicts = [v for name, info in datasets.items() for v in judge_dataset(name, info["df"], info)]
+    verdicts = gpu_judged_once([v for name, info in datasets.items()
+                                for v in judge_dataset(name, info["df"], info)])
     verdicts.append(claim_c9(datasets, scaling))
     scales = {name: shape_of(info["df"], name) for name, info in datasets.items()}
     findings = {}
@@ -337,6 +332,7 @@ def claims(datasets: dict, out_path, setting: str, scaling=None, gpu=None) -> li
                 for name, info in datasets.items()}
     text = render_claims(verdicts, setting, scales, findings, recovery, vb_notes, tuned,
                          {name: info["df"] for name, info in datasets.items()},
-                         {name: info.get("timing") for name, info in datasets.items()})
+                         {name: info.get("timing") for name, info in datasets.items()},
+                         {name: info.get("shown", ()) for name, info in datasets.items()})
     write_text(out_path, text, kind, inputs=inputs)
     return verdicts

@@ -77,8 +77,10 @@ def test_a_committed_gpu_measurement_judges_c6_where_the_sweep_ran_on_a_cpu(tmp_
                  "D 300,000", "K=256", "per-nonzero sampler",
                  f"m=100: {per_m[100]:.3f}", f"t(100)/t(1) = {per_m[100] / per_m[1]:.2f}"):
         assert part in said, (part, said)
-    # the CPU sweep run here is said beside, not judged
-    assert v.ours[1].startswith("ours (numpy, ") and "not judged" in v.ours[1]
+    # one measurement, judged once across datasets; the CPU sweep run here said beside,
+    # prefixed with its dataset, not judged
+    assert v.dataset is None
+    assert v.ours[1].startswith("toy: ours (numpy, ") and "not judged" in v.ours[1]
     md = (tmp_path / "claims.md").read_text()
     assert f"**{outcome.value}**" in md.split("### C6")[1].splitlines()[0]
     assert DEVICE in md
@@ -215,3 +217,22 @@ def test_c6_is_fragile_where_the_gpus_wall_seconds_move_it(tmp_path, wall, fragi
     if wall is not None and len(wall) == len(EDGE_WALL):
         assert v.ours[1].startswith("the same pass's wall-clock seconds on the host")
         assert f"t(100)/t(1) = {wall[100] / wall[1]:.2f}" in v.ours[1]
+
+
+def test_one_gpu_measurement_is_one_verdict_not_one_per_corpus(tmp_path):
+    """Two corpora whose m sweeps ran on a CPU read the same committed GPU measurement: C6 is
+    one verdict across datasets (each corpus's own CPU sweep a line of it, not judged), so
+    the overview and "Across corpora" do not count it as two corpora agreeing."""
+    plant(tmp_path / "gpu", "h100_2026-11-27", PAPER_LIKE)
+    datasets = {name: {"df": frame(-7.55, -7.60).assign(dataset=name), **INFO}
+                for name in ("toy", "other")}
+    verdicts = report.claims(datasets, tmp_path / "claims.md", "s",
+                             gpu=measurement_files(tmp_path / "gpu"))
+    c6s = [v for v in verdicts if v.claim == "C6"]
+    assert len(c6s) == 1 and c6s[0].dataset is None
+    assert [line.split(":")[0] for line in c6s[0].ours[-2:]] == ["toy", "other"]
+    assert set(c6s[0].numbers["cpu_sweep"]) == {"toy", "other"}
+    md = (tmp_path / "claims.md").read_text()
+    assert md.count("### C6") == 1
+    across = md.split("## Across corpora")[1].split("\n## ")[0]
+    assert "C6" not in across

@@ -114,6 +114,22 @@ def test_c7_against_the_seed_noise():
     assert c7(frame(-7.55, -7.60, m_finals=more), INFO, "toy").outcome is PARTLY
 
 
+def test_c7_and_c8_name_the_budget_their_runs_ran():
+    """The m sweep may run fewer passes than the main runs (the KOS profile: 10 against 20):
+    C7's text says so, so that its m = 100 final ll is not read against the main run's."""
+    df = frame(-7.55, -7.60)
+    df = pd.concat([df, df[df["label"] == "same"].assign(label="same_m100")])
+    sweep = {**INFO["m_runs"], 100: "same_m100"}
+    short = df[~df["label"].isin(sweep.values()) | (df["pass"] <= 10)]
+    info = {**INFO, "m_runs": sweep}
+    c7 = report.CLAIM_FUNCTIONS["C7"]
+    assert "after the same 10 passes each (the main runs': 20), mean" in \
+        c7(short, info, "toy").ours[0]
+    assert "after the same 20 passes each, mean" in c7(df, info, "toy").ours[0]
+    c8 = report.CLAIM_FUNCTIONS["C8"](df, INFO, "toy")
+    assert c8.ours[0].startswith("ours (mean ± 95% t interval; 20 passes each): final ll ")
+
+
 def test_c8_multi_seed():
     c8 = report.CLAIM_FUNCTIONS["C8"]
     # invlinear ends 0.002 lower and starts higher (-7.9 vs -8.0 start): reproduced
@@ -157,8 +173,32 @@ def _scaling(tmp_path, seconds):
     path.write_text(json.dumps({"benchmark": BENCHMARK, "sizes": rows, "fit": linearity(rows),
                                 "settings": {"sampler": "nonzero", "n_components": 8,
                                              "n_copies": 100, "passes": 8,
-                                             "steady_passes": 4}}))
+                                             "steady_passes": 4},
+                                "machine_load": {"other_cores": 0.01}}))
     return path
+
+
+@pytest.mark.parametrize("load, reason", [
+    (None, "the scaling benchmark's machine load is not recorded (a result written before "
+           "it was): rerun the scaling rule"),
+    ({"other_cores": None}, "the scaling benchmark's machine load is not recorded (a result "
+                            "written before it was): rerun the scaling rule"),
+    ({"other_cores": 0.93}, "the scaling benchmark's seconds were measured beside other work "
+                            "(0.93 cores): refused"),
+])
+def test_c9_refuses_a_scaling_benchmark_that_shared_the_machine(tmp_path, load, reason):
+    """C9's seconds, like every other seconds verdict's, are read only from a measurement that
+    held the machine: a shared or unrecorded load is not judged, its numbers said beside."""
+    import json
+
+    path = _scaling(tmp_path, [1.0, 2.02, 3.97, 8.1])
+    data = json.loads(path.read_text())
+    data["machine_load"] = load
+    path.write_text(json.dumps(data))
+    v = report.claim_c9({"toy": {"df": frame(-7.55, -7.60), **INFO}}, path)
+    assert v.outcome is NOT_TESTABLE
+    assert v.ours[0] == f"not judged: {path}: {reason}"
+    assert v.ours[1].startswith("ours: synthetic corpora of kos's make-up (1×: 100,000 tokens")
 
 
 def test_c9_from_synthetic_sizes(tmp_path):
@@ -471,14 +511,28 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
         "settings": {"sampler": "summed", "n_components": 64, "n_copies": 100,
                      "steady_passes": 3, "passes": 5},
         "sizes": [{"factor": 1, "n_tokens": 10, "seconds_per_pass": 1.0},
-                  {"factor": 2, "n_tokens": 20, "seconds_per_pass": 2.1}]}))
+                  {"factor": 2, "n_tokens": 20, "seconds_per_pass": 2.1}],
+        "machine_load": {"other_cores": 0.01}}))
     v = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(32, 3.0)}}, scaling)
     assert v.outcome is Outcome.REPRODUCED
     assert v.ours[0].startswith("ours: the datasets' K differ (32, 64), so their seconds per "
                                 "token are not one cost; synthetic corpora")
-    same_k = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(64, 3.0)}},
+    from test_speed_verdicts import planted_timing
+
+    same_k = report.claim_c9({"a": {"df": frame(64, 1.0),
+                                    "timing": planted_timing({"same": 1.0}, passes=3)},
+                              "b": {"df": frame(64, 3.0),
+                                    "timing": planted_timing({"same": 3.0}, passes=3)}},
                              scaling)
-    assert "spread" in same_k.numbers and same_k.outcome is Outcome.NOT_REPRODUCED
+    assert same_k.numbers["spread"] == pytest.approx(3.0)
+    assert same_k.outcome is Outcome.NOT_REPRODUCED
+    assert same_k.ours[0].startswith("ours (seconds measured alone): a: 1.100 s/pass")
+    # the quality runs' own seconds (shared with other jobs) are never compared
+    shared = report.claim_c9({"a": {"df": frame(64, 1.0)}, "b": {"df": frame(64, 3.0)}},
+                             scaling)
+    assert shared.outcome is Outcome.NOT_TESTABLE
+    assert shared.ours[0] == ("not judged: a: SAME's seconds per pass were not measured alone; "
+                              "b: SAME's seconds per pass were not measured alone")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -545,7 +599,9 @@ def test_scaling_copies_the_make_up_of_a_split_of_ones_own(tmp_path, capsys):
     assert result["settings"]["base"] == "mine"
     assert [r["n_docs"] for r in result["sizes"]] == [d, 2 * d]
     one = {"toy": {"df": frame(-7.55, -7.60)}}
-    assert "synthetic corpora of mine's make-up" in report.claim_c9(one, out).ours[0]
+    assert set(result["machine_load"]) >= {"other_cores", "shared", "wall_seconds"}
+    # judged or, on a busy machine, refused: either way the base is named
+    assert "synthetic corpora of mine's make-up" in " ".join(report.claim_c9(one, out).ours)
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a split")
     capsys.readouterr()  # the measured run's progress lines
@@ -567,3 +623,33 @@ def test_seconds_per_pass_alone_label_their_range(monkeypatch):
                         lambda df, timing, label: {"median": 0.5, "min": 0.25, "max": 0.75})
     assert claims._per_pass_text(None, {}, "same") == \
         "0.5 s (median of the timing rounds; range 0.25–0.75)"
+
+
+def test_each_verdict_names_the_figures_and_tables_that_show_it(tmp_path):
+    """claims.md names, under each verdict, the dataset's outputs that bear on its claim
+    (captions.FIGURE_CLAIMS), of those the workflow made; none where none was made."""
+    shown = ["figures/toy/fig1_passes.png", "figures/toy/fig1_seconds.png",
+             "results/toy/table1.md", "figures/toy/fig2a_m.png"]
+    report.claims({"toy": {"df": frame(-7.55, -7.60), **INFO, "shown": shown}},
+                  tmp_path / "c.md", "s")
+    sections = (tmp_path / "c.md").read_text().split("\n### ")[1:]
+    named = {s.split(" ")[0]: next((line for line in s.splitlines()
+                                    if line.startswith("- shown in: ")), None)
+             for s in sections}
+    assert named["C1"] == "- shown in: `figures/toy/fig1_passes.png`"
+    assert named["C4"] == ("- shown in: `figures/toy/fig1_seconds.png`, "
+                           "`results/toy/table1.md`")
+    assert named["C7"] == "- shown in: `figures/toy/fig2a_m.png`"
+    assert named["C8"] is None and named["C9"] is None  # fig2b not made; C9: no figure
+
+
+def test_the_committed_claims_name_only_outputs_that_exist():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for md in (root / "results/claims.md", root / "results/20news/claims.md"):
+        lines = [line for line in md.read_text().splitlines() if line.startswith("- shown in: ")]
+        assert lines, md
+        for line in lines:
+            for path in line.removeprefix("- shown in: ").split(", "):
+                assert (root / path.strip("`")).is_file(), (md, path)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from same.experiments.provenance import code_fingerprint
+from same.report.captions import FIGURE_CLAIMS
 from same.report.figures import figure_caption
 from same.report.gpu import GPU_DIR, measurement_files
 from same.data.corpus import REGISTRY
@@ -252,6 +253,14 @@ def all_outputs():
     out += expand(f"{REPORT_DIR}/verdict_overview.{{ext}}", ext=FIGURE_FORMATS)
     out += scaling_result()
     return out
+
+
+def shown_outputs(dataset):
+    """The figures (PNG) and tables (Markdown) all_outputs makes for ``dataset`` that bear on a
+    claim (same.report.captions.FIGURE_CLAIMS): claims.md names them under each verdict."""
+    return [p for p in all_outputs() if p.startswith((f"figures/{dataset}/",
+                                                      f"results/{dataset}/"))
+            and p.endswith((".png", ".md")) and Path(p).stem in FIGURE_CLAIMS]
 
 
 # the studies a profile may switch off (config: same.m_values, same.schedules,

@@ -337,6 +337,7 @@ rule claims:
         recovery=recovery_tables(),
         tuning=tuning_choices(),
         timing={d: (timing_file(d) or [None])[0] for d in config["datasets"]},
+        shown={d: shown_outputs(d) for d in config["datasets"]},
         setting=lambda wc: setting(config["datasets"], studies=True),
         caption=lambda wc: figure_caption("verdict_overview",
                                           setting(config["datasets"], studies=True)),

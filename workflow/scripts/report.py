@@ -60,7 +60,8 @@ elif rule == "claims":
                      "prior_scale_runs": dict(smk.params.prior_scale_runs),
                      "recovery": dict(smk.params.recovery).get(name),
                      "tuning": dict(smk.params.tuning).get(name),
-                     "timing": dict(smk.params.timing).get(name)}
+                     "timing": dict(smk.params.timing).get(name),
+                     "shown": list(dict(smk.params.shown).get(name, []))}
     scaling = smk.input.scaling  # [] where the profile runs no scaling benchmark
     scaling = [scaling] if isinstance(scaling, str) else list(scaling)
     verdicts = report.claims(per, smk.output.md, caption, scaling=(scaling or [None])[0],
