@@ -163,6 +163,9 @@ def _flip(choice: str, value, outcome, v: Verdict) -> str:
     if choice == "gpu_seconds":
         return (f"read from the GPU measurement's {value} seconds per pass (the rule reads its "
                 f"device seconds): {outcome.value}")
+    if choice == "bound":
+        return (f"each mean it compares with a threshold read at its 95% t bound {value} the "
+                f"claim: {outcome.value}")
     if choice == "checkpoint":
         return f"read at the third-last checkpoint: {outcome.value}" if value == -3 else \
             f"read at checkpoint {value}: {outcome.value}"

@@ -220,12 +220,15 @@ _PAPER_CONV = ("converged = the paper's definition (§5.2, Table 1): the first t
 #: at the very last checkpoint is fragile). C6, judged from a GPU measurement's seconds of one
 #: timed pass of one run, is re-judged on the same pass's wall-clock seconds (``gpu_seconds``:
 #: the host's clock, its staging included, where the rule reads the device's; a measurement
-#: without them has no such choice).
+#: without them has no such choice). A rule that compares a mean over seeds with a threshold
+#: (C2's passes, C3's CGS iterations) is re-judged with each such mean read at the end of its
+#: 95 % t interval that works against the claim's part, then at the end that works for it
+#: (``bound``): a threshold inside the interval decides nothing by itself.
 FREE_CHOICES = {
     "C1": {"alpha": FRAGILE_P, "checkpoint": (-3,)},
-    "C2": {"eps": EPS_RANGE, "alpha": FRAGILE_P},
+    "C2": {"eps": EPS_RANGE, "alpha": FRAGILE_P, "bound": ("against", "for")},
     "C3": {"eps": EPS_RANGE, "reference": ("final", "best"), "alpha": FRAGILE_P,
-           "checkpoint": (-3,)},
+           "checkpoint": (-3,), "bound": ("against", "for")},
     "C4": {"alpha": FRAGILE_P},
     "C5": {"alpha": FRAGILE_P},
     "C6": {"gpu_seconds": ("wall",)},
@@ -247,14 +250,16 @@ RULES: dict[str, ClaimRule] = {
         _CONV + "by Welch's t-test over seeds (two-sided, α = {alpha:g}): reproduced when "
         "SAME and VB online converge within ≤ {max_passes:g} passes (means over seeds) and VB "
         "batch needs significantly more passes than each and ≥ {batch_factor:g}× as many; "
-        "partly when only that significant order holds. A run that peaks and declines is "
-        "reported as such",
+        "partly when only that significant order holds; where a mean's 95% t interval "
+        "holds its threshold, the verdict is re-judged at both ends (fragile if it moves). A "
+        "run that peaks and declines is reported as such",
         {"eps": CONVERGED_EPS, "max_passes": 6, "batch_factor": 3, "alpha": ALPHA}),
     "C3": ClaimRule(
         "three parts (early CGS lead and SAME higher at the end, each by Welch's t-test over "
         "seeds at α = {alpha:g}; CGS converged — within ε = {eps:g} of its final ll for the "
-        "rest of its run — only after ≥ {cgs_iterations:g} iterations); all → reproduced, "
-        "some → partly",
+        "rest of its run — only after ≥ {cgs_iterations:g} iterations, by the mean over "
+        "seeds, re-judged at both ends of its 95% t interval: fragile if that moves it); all "
+        "→ reproduced, some → partly",
         {"eps": CONVERGED_EPS, "cgs_iterations": 500, "alpha": ALPHA}),
     "C4": ClaimRule(
         _PAPER_CONV + "reproduced when SAME reaches it in every seed and {max_ratio:g}× online "

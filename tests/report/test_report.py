@@ -653,3 +653,30 @@ def test_the_committed_claims_name_only_outputs_that_exist():
         for line in lines:
             for path in line.removeprefix("- shown in: ").split(", "):
                 assert (root / path.strip("`")).is_file(), (md, path)
+
+
+def _c2_frame(same_taus):
+    """SAME, VB online and VB batch converging by their own plateau (ε = 0.01 of a 0.5 nats
+    climb: about 3.9 τ passes) at the per-seed τ given; VB online fast, VB batch slow."""
+    rows = []
+    for seed, tau in enumerate(same_taus):
+        rows += run_rows("same", "same", seed, 20, -7.5, 1.0, ll_start=-8.0, tau=tau)
+        rows += run_rows("vb_online", "vb_online", seed, 20, -7.6, 1.0, tau=0.5 + 0.02 * seed)
+        rows += run_rows("vb_batch", "vb_batch", seed, 20, -7.55, 1.0, tau=4.6 + 0.1 * seed)
+    return pd.DataFrame(rows)
+
+
+def test_a_mean_whose_interval_holds_its_threshold_is_fragile():
+    """C2 compares SAME's mean passes with its 6-pass threshold: seeds converging after 4, 8
+    and 4 passes (mean 5.3, its 95% t interval reaching past 6) are reproduced by the mean
+    and fragile at the interval's end against the claim; seeds of 4, 4 and 4 are not."""
+    from same.report.judge import robust
+
+    c2 = report.CLAIM_FUNCTIONS["C2"]
+    wide = robust(c2, _c2_frame([1.0, 2.0, 1.0]), {}, "toy")
+    passes = wide.numbers["same"]
+    assert passes <= RULES["C2"]["max_passes"] and wide.outcome is REPRODUCED
+    assert ("each mean it compares with a threshold read at its 95% t bound against the "
+            "claim: partly") in wide.fragile
+    tight = robust(c2, _c2_frame([1.0, 1.0, 1.02]), {}, "toy")
+    assert tight.outcome is REPRODUCED and not any("bound" in f for f in tight.fragile)
