@@ -44,8 +44,9 @@ def split_shape(path) -> tuple[int, int, int, int]:
             int(np.asarray(train.data, dtype=np.int64).sum()))
 
 
-#: Seconds the benchmark waits for other work to end before its measured passes.
-QUIET_WAIT = 120.0
+#: Seconds the benchmark waits for other work to end before its measured passes (the timing
+#: rule's wait, :data:`same.experiments.timing.DEFAULT_QUIET_WAIT`).
+QUIET_WAIT = 30.0
 
 
 def measure(factors, base: str = "kos", n_components: int = 64,
