@@ -20,7 +20,6 @@ from .figures import (
            fig_ll_vs_samples,
            fig_m,
            fig_schedules,
-           fig_sensitivity,
            fig_variants,
 )
 from .judge import judge_dataset, vb_comparison
@@ -28,6 +27,7 @@ from .paper import CLAIMS, CONVERGED_EPS, PAPER_TABLE1, PAPER_TABLE2
 from .recovery import load_recovery, topic_recovery_rows, topic_recovery_table
 from .render import claims, render_claims
 from .seconds import fig_ll_vs_seconds
+from .sensitivity_figure import fig_sensitivity
 from .study import crossover, crossover_study, point_finals, seed_spread, study_findings, study_rows
 from .tables import (
            table1,

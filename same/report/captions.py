@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .paper import CLAIMS
 
-__all__ = ["figure_caption", "CAPTION_NOTES", "FIGURE_CLAIMS", "BAND", "bears_on"]
+__all__ = ["figure_caption", "per_estimator", "CAPTION_NOTES", "FIGURE_CLAIMS", "BAND", "bears_on"]
 
 #: The claims (same.report.paper.CLAIMS) whose verdicts read what each figure or table shows;
 #: a name absent here bears on no verdict (its caption says what it is for instead).
@@ -29,8 +29,12 @@ FIGURE_CLAIMS = {
 #: What a line and its bands are, in a figure that reads several seeds.
 BAND = ("lines: mean over seeds, dark band: its 95% Student-t interval (the interval the "
         "verdicts use), light band: min–max over seeds; under each panel, a zoom on the last "
-        "checkpoints, its y-range set by the final means and their intervals (a series far "
-        "below the best is named there instead)")
+        "checkpoints, its y-range set by the final means and their intervals and the lines "
+        "over those checkpoints (a series far below the best is named there instead; a zoom "
+        "that would hold one line alone is left out)")
+_ONE_SEED_ZOOM = ("in the zoom, grey: ± the seed noise of a one-seed difference (95%, from "
+                  "the main SAME run's seeds, where it has several) around the main run's "
+                  "final")
 _PER_ESTIMATOR = ("a column per held-out estimator (document completion, left-to-right, the "
                   "paper's metric), each claim being judged under each")
 
@@ -69,7 +73,7 @@ CAPTION_NOTES = {
                     "seconds were measured beside other work is refused, not drawn.",
     "fig1c_samples": "; held-out ll against samples drawn per word (SAME: m × passes; CGS: "
                      "iterations; log scale) for SAME at each m of the setting and CGS, "
-                     f"one seed, so no band; {_PER_ESTIMATOR}.",
+                     f"one seed, so no band; {_ONE_SEED_ZOOM}; {_PER_ESTIMATOR}.",
     "fig2a_m": f"; SAME's held-out ll after each pass for each number of samples m; {BAND}; "
                f"{_PER_ESTIMATOR}. The figure's own caption ends with each "
                "m's final gap to m = 100. Seconds per pass of the same runs: table2.",
@@ -80,7 +84,8 @@ CAPTION_NOTES = {
                     f"final gap to constant m.",
     "prior_scale": "; SAME's held-out ll after each pass with the counts scaled against the "
                    "priors α, β as BIDMach does and as the paper writes (the legend gives θ "
-                   "and φ̂ of each), one seed, so no band. No verdict reads it: claims.md lists "
+                   f"and φ̂ of each), one seed, so no band; {_ONE_SEED_ZOOM}. No verdict reads "
+                   "it: claims.md lists "
                    "both final lls under C1, to show what the choice moves.",
     "sensitivity": "; SAME's validation ll after each pass as one parameter at a time moves "
                    "from the main setting (one panel per parameter), one seed; scored on "
@@ -88,7 +93,11 @@ CAPTION_NOTES = {
                    "documents), trained on the rest; the main setting is drawn thick. "
                    "Sensitivity only: settings are chosen by the tuning grid (tuning.md).",
     "crossover_study": "; each method's final held-out ll minus the better VB method's at each "
-                   "(K, training fraction) point of the study, one seed; a line joins one "
+                   "(K, training fraction) point of the study, one seed; error bars on SAME: "
+                   "each point's 95% interval of SAME − the better VB, from the main "
+                   "comparison's seed spread (Welch's over its seeds at its own setting); a "
+                   "ring: a point within seed noise for the finding of its colour; under each "
+                   "panel, each finding as the study's table words it; a line joins one "
                    "method's points at one K (more training documents), the marker gives the "
                    "training fraction; a star: the main comparison's own runs (seed 0, their "
                    "budgets) at its K; vertical lines, named on the panel: where SAME "
@@ -122,7 +131,28 @@ CAPTION_NOTES = {
 }
 
 
-def figure_caption(name: str, setting: str) -> str:
+def per_estimator(metrics) -> str:
+    """The caption's phrase for the columns of held-out estimators ``metrics`` (trace columns
+    of :data:`~.verdicts.METRICS`, those drawn), naming only those."""
+    from .verdicts import METRICS_SHORT
+
+    names = [METRICS_SHORT[m] for m in metrics]
+    if len(names) == 1:
+        return f"one held-out estimator ({names[0]}: the traces have no other)"
+    return (f"a column per held-out estimator ({', '.join(names)}), each claim being judged "
+            "under each")
+
+
+def figure_caption(name: str, setting: str, metrics=None, note: str | None = None) -> str:
     """The caption of figure (or table) ``name``: the workflow's setting (the runs it reads:
-    seeds, m, sampler, configuration), what it shows, and the claims it bears on."""
-    return setting + CAPTION_NOTES.get(name, "") + bears_on(name)
+    seeds, m, sampler, configuration), what it shows, and the claims it bears on.
+
+    metrics : the held-out estimators drawn (trace columns), where not all three: the caption
+        names only those (:func:`per_estimator`)
+    note : what the figure shows instead of its usual text (:data:`CAPTION_NOTES`), e.g. that
+        it has nothing to draw
+    """
+    text = CAPTION_NOTES.get(name, "") if note is None else note
+    if metrics is not None:
+        text = text.replace(_PER_ESTIMATOR, per_estimator(metrics))
+    return setting + text + bears_on(name)

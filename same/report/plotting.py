@@ -6,6 +6,7 @@ saving by :mod:`same.io.outputs`'s rules."""
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -97,64 +98,113 @@ def _every(xs) -> int:
     return max(1, len(xs) // 10)
 
 
-def _zoom_range(finals) -> tuple[float, float, list]:
+def _zoom_range(finals, spans=None) -> tuple[float, float, list]:
     """The zoom's y-range from the series' final (mean, low, high): every final mean and t
-    interval of the series within :data:`ZOOM_NATS` of the best final mean, padded by a tenth
-    of their span (at least 0.002 nats/token); returns (low, high, indices left out)."""
+    interval of the series within :data:`ZOOM_NATS` of the best final mean, and each such
+    series' (lowest, highest) mean over the zoomed checkpoints (``spans``, so that every line
+    drawn in the zoom stays in it to its end), padded by a tenth of their span (at least 0.002
+    nats/token); returns (low, high, indices left out)."""
     best = max(f[0] for f in finals)
     kept = [i for i, f in enumerate(finals) if f[0] >= best - ZOOM_NATS]
-    vals = [v for i in kept for v in finals[i] if np.isfinite(v)]
+    vals = [v for i in kept for v in (*finals[i], *(spans[i] if spans else ())) if np.isfinite(v)]
     lo, hi = min(vals), max(vals)
     pad = max(0.1 * (hi - lo), 0.002)
     return lo - pad, hi + pad, [i for i in range(len(finals)) if i not in kept]
 
 
-def _zoom(ax, z, drawn, hline=None, last: int | None = None):
+def _zoom(ax, z, drawn, hline=None, last: int | None = None, noise=None):
     """Panel ``z`` (under ``ax``) zooms on ``ax``'s last checkpoints: each series of ``drawn``
-    (:func:`_band`'s returns) with its t-interval band, the y-range set by the final means and
-    intervals (:func:`_zoom_range`): the resolution the verdicts read; the zoomed region is
-    outlined on ``ax``. ``hline``: a reference (name, colour, y) drawn there too, or named when
-    outside the range."""
-    from matplotlib.ticker import MaxNLocator
-
+    (:func:`_band`'s returns) with its t-interval band where it has one, the y-range set by the
+    final means and intervals and the lines over the zoomed checkpoints (:func:`_zoom_range`):
+    the resolution the verdicts read; the zoomed region is outlined on ``ax``. ``hline``: a
+    reference (name, colour, y) drawn there too, or named when outside the range. ``noise``:
+    (half-width, whose seeds) of a one-seed difference's seed noise
+    (:func:`~.stats.seed_noise`), read only when every series is one seed
+    (:func:`_one_seed_noise`). A zoom that would hold one line alone compares nothing: it is
+    left empty and says why (:func:`_no_zoom`)."""
     drawn = [d for d in drawn if len(d[2])]
     if not drawn:
         z.set_visible(False)
         return None
     n = max(len(d[2]) for d in drawn)
     last = last or max(3, -(-n // 4))
-    finals = [(d[3][-1], d[4][-1], d[5][-1]) for d in drawn]
-    y0, y1, out = _zoom_range(finals)
-    z.set_label(ZOOM_LABEL)
-    z.set_facecolor(ZOOM_FACE)
     x0 = min(d[2][-last] if len(d[2]) >= last else d[2][0] for d in drawn)
     x1 = max(d[2][-1] for d in drawn)
+    finals = [(d[3][-1], d[4][-1], d[5][-1]) for d in drawn]
+    spans = [(d[3][d[2] >= x0].min(), d[3][d[2] >= x0].max()) for d in drawn]
+    y0, y1, out = _zoom_range(finals, spans)
+    one_seed = not any(np.isfinite(f[1]) for f in finals)
+    band = _one_seed_noise(z, drawn[0], noise) if one_seed else None
+    if band is not None:
+        y0, y1 = min(y0, band[0]), max(y1, band[1])
+    inside = hline is not None and y0 <= hline[2] <= y1
+    notes = [] if hline is None or inside else [
+        f"{hline[0]}: {hline[2]:.3f} ({'above' if hline[2] > y1 else 'below'})"]
+    if out:
+        best = max(f[0] for f in finals)
+        notes.append("below the zoom: " + ", ".join(
+            f"{drawn[i][0]} ({finals[i][0] - best:+.3f})" for i in out))
+    if len(drawn) - len(out) + inside < 2:
+        return _no_zoom(z, drawn, out, notes)
+    _zoom_lines(z, drawn, out, x0, hline if inside else None)
+    z.set_ylim(y0, y1)
+    pad = 0.04 * (x1 - x0 or 1)
+    z.set_xlim(x0 - pad, x1 + pad)
+    what = ("one seed: no interval" + ("" if band else ", seed noise unknown") if one_seed
+            else "band: 95 % t interval")
+    z.set_title(f"zoom on the last checkpoints (outlined above; {what})"
+                + "".join(f"\n{note}" for note in ([band[2]] if band else []) + notes),
+                fontsize=7, pad=3)
+    ax.indicate_inset((x0 - pad, y0, x1 - x0 + 2 * pad, y1 - y0), edgecolor="0.35", alpha=0.9,
+                      lw=0.8)
+    return z
+
+
+def _zoom_lines(z, drawn, out, x0, hline) -> None:
+    """The zoom's lines: each series of ``drawn`` not left ``out`` from ``x0`` on, with its
+    t-interval band (nothing where it has none), and the reference ``hline`` when given."""
+    from matplotlib.ticker import MaxNLocator
+
+    z.set_label(ZOOM_LABEL)
+    z.set_facecolor(ZOOM_FACE)
     for i, (_, (color, ls, marker), xs, mean, lo, hi) in enumerate(drawn):
         if i in out:
             continue
         keep = xs >= x0
         z.plot(xs[keep], mean[keep], color=color, ls=ls, lw=1.3, marker=marker, ms=3)
-        z.fill_between(xs[keep], lo[keep], hi[keep], color=color, alpha=0.28, lw=0)
-    notes = []
+        if np.isfinite(lo[keep]).any():
+            z.fill_between(xs[keep], lo[keep], hi[keep], color=color, alpha=0.28, lw=0)
     if hline is not None:
-        name, color, y = hline
-        if y0 <= y <= y1:
-            z.axhline(y, color=color, ls=":", lw=1)
-        else:
-            notes.append(f"{name}: {y:.3f} ({'above' if y > y1 else 'below'})")
-    if out:
-        notes.append("below the zoom: " + ", ".join(
-            f"{drawn[i][0]} ({finals[i][0] - max(f[0] for f in finals):+.3f})" for i in out))
-    z.set_ylim(y0, y1)
-    pad = 0.04 * (x1 - x0 or 1)
-    z.set_xlim(x0 - pad, x1 + pad)
-    z.set_title("zoom on the last checkpoints (outlined above; band: 95 % t interval)"
-                + "".join(f"\n{note}" for note in notes), fontsize=7, pad=3)
+        z.axhline(hline[2], color=hline[1], ls=":", lw=1)
     z.tick_params(labelsize=7)
     z.grid(alpha=0.3)
     z.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.indicate_inset((x0 - pad, y0, x1 - x0 + 2 * pad, y1 - y0), edgecolor="0.35", alpha=0.9,
-                      lw=0.8)
+
+
+def _one_seed_noise(z, first, noise):
+    """A one-seed zoom's seed noise: a grey band ±half around the first series' (the main
+    run's) final, so that a difference within it reads as noise and the zoom is never narrower
+    than the noise; returns (low, high, its note), or None when the noise is unknown."""
+    if noise is None:
+        return None
+    half, whose = noise
+    y = float(first[3][-1])
+    z.axhspan(y - half, y + half, color="0.5", alpha=0.15, lw=0)
+    return (y - 1.1 * half, y + 1.1 * half, textwrap.fill(
+        f"grey: ±{half:.3f} around {first[0]}'s final, the 95 % seed noise of a one-seed "
+        f"difference ({whose}): a line ending within it differs by noise alone", 95))
+
+
+def _no_zoom(z, drawn, out, notes):
+    """An empty zoom panel that says why: a single line within :data:`ZOOM_NATS` of the best
+    and no reference line there, so nothing to compare at the zoom's resolution."""
+    kept = [d[0] for i, d in enumerate(drawn) if i not in out]
+    z.set_label(ZOOM_LABEL)
+    z.axis("off")
+    z.text(0.5, 0.5, f"no zoom: only {', '.join(kept)} ends within {ZOOM_NATS:g} nats/token of "
+           "the best final, nothing to compare at finer resolution"
+           + "".join(f"\n{note}" for note in notes), transform=z.transAxes, ha="center",
+           va="center", fontsize=7, wrap=True)
     return z
 
 

@@ -86,6 +86,38 @@ def _legend(df, handles: dict) -> tuple[list, list[str]]:
     return [h for h, _ in entries], [n for _, n in entries]
 
 
+def _seconds_row(ax_row, name: str, series: dict, metrics, target: dict, handles: dict):
+    """One configuration's row (``name``): each method's ll against seconds under each metric,
+    CGS's reference ll dotted where a method is drawn, the cost bars last; each method's line
+    (and the target) kept in ``handles`` for the legend."""
+    for ax, metric in zip(ax_row, metrics):
+        for label, s in series.items():
+            _band(ax, s["rows"], "pass", METHOD_NAMES[label], STYLES[label], y=metric,
+                  at="train_seconds")
+            handles[label] = ax.get_lines()[-1]
+        if target[metric] is not None and series:  # the verdicts' seconds reach for it
+            handles["target"] = ax.axhline(float(target[metric].mean()),
+                                           color=STYLES["cgs"][0], ls=":", lw=1.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("training seconds (evaluation excluded; log scale)")
+        ax.set_ylabel("held-out log-likelihood (nats/token)")
+        ax.set_title(f"{name}: {METRICS[metric]}", fontsize=9.5)
+        ax.grid(alpha=0.3, which="both")
+    _cost_bars(ax_row[-1], series)
+    ax_row[-1].set_title(f"{name}: " + ax_row[-1].get_title(), fontsize=9)
+
+
+def _nothing_drawn(ax, refused) -> None:
+    """A panel with nothing to draw says so, with the methods whose seconds were refused, in
+    place of empty axes."""
+    import textwrap
+
+    ax.axis("off")
+    ax.text(0.5, 0.5, textwrap.fill("nothing drawn: every method's seconds refused (measured "
+                                    "beside other work: " + ", ".join(sorted(refused)) + ")", 50),
+            transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+
+
 def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[str, dict]]:
     """Held-out ll against training seconds for every method of the main comparison (SAME,
     VB online and batch of gensim and scikit-learn, CGS): a row per configuration the traces
@@ -123,24 +155,14 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
     handles = {}
     target = {m: cgs_reference(df, y=m) for m in metrics}
     for config, ax_row in zip(configs, axes):
-        series = drawn[config]
-        for j, (ax, metric) in enumerate(zip(ax_row, metrics)):
-            for label, s in series.items():
-                _band(ax, s["rows"], "pass", METHOD_NAMES[label], STYLES[label], y=metric,
-                      at="train_seconds")
-                handles[label] = ax.get_lines()[-1]
-            if target[metric] is not None:  # what the speed verdicts' seconds reach for
-                handles["target"] = ax.axhline(float(target[metric].mean()),
-                                               color=STYLES["cgs"][0], ls=":", lw=1.2)
-            ax.set_xscale("log")
-            ax.set_xlabel("training seconds (evaluation excluded; log scale)")
-            ax.set_ylabel("held-out log-likelihood (nats/token)")
-            ax.set_title(f"{CONFIGURATIONS[config]}: {METRICS[metric]}", fontsize=9.5)
-            ax.grid(alpha=0.3, which="both")
-            if axes.shape[0] > 1 and config != configs[0]:
-                ax.sharey(axes[0, j])
-        _cost_bars(ax_row[-1], series)
-        ax_row[-1].set_title(f"{CONFIGURATIONS[config]}: " + ax_row[-1].get_title(), fontsize=9)
+        _seconds_row(ax_row, CONFIGURATIONS[config], drawn[config], metrics, target, handles)
+        if config != configs[0]:  # a column's panels share their y axis
+            for j in range(len(metrics)):
+                ax_row[j].sharey(axes[0, j])
+    empty = not any(drawn.values())
+    if empty:  # every method's seconds refused: each panel says so, not a blank axis
+        for ax in axes.flat:
+            _nothing_drawn(ax, refused)
     legend, names = _legend(df, handles)
     fig.suptitle(f"{_dataset_title(df, caption)}: held-out ll against training seconds "
                  "measured alone, and seconds per pass"
@@ -150,8 +172,11 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
     if names:  # none when every method's seconds were refused
         fig.legend(legend, names, loc="lower center", ncol=min(4, len(names)), fontsize=8,
                    frameon=False, bbox_to_anchor=(0.5, 0.0))
-    fig.text(0.01, -0.005, figure_caption("fig1_seconds", caption), ha="left", va="top",
-             fontsize=7, wrap=True)
+    note = (f"; nothing drawn: every method's seconds were refused ({', '.join(sorted(refused))}"
+            "), measured beside other work, so no line of ll against seconds and no bar of "
+            "seconds per pass" if empty else None)
+    fig.text(0.01, -0.005, figure_caption("fig1_seconds", caption, note=note), ha="left",
+             va="top", fontsize=7, wrap=True)
     _save(fig, outputs)
     plt.close(fig)
     return drawn

@@ -25,7 +25,8 @@ from .traces import final_lls, reach_seconds
 __all__ = ["ALPHA", "CONFIDENCE", "EPS_RANGE", "LADDER_GAPS", "PRIMARY_GAP", "t_interval",
            "interval_text", "Comparison", "welch", "Convergence", "convergence", "converged",
            "ladder", "primary_rung", "seconds_to", "runs_of", "cgs_reference",
-           "CGS_REFERENCE_ITERATION", "FRAGILE_P", "passes_to", "converge_to"]
+           "CGS_REFERENCE_ITERATION", "FRAGILE_P", "passes_to", "converge_to",
+           "one_seed_half", "seed_noise"]
 
 #: Two-sided level of every Welch test a verdict reads.
 ALPHA = 0.05
@@ -54,6 +55,28 @@ def t_interval(a, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
         return m, float("nan"), float("nan")
     half = float(stats.t.ppf(0.5 + confidence / 2, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
     return m, m - half, m + half
+
+
+def one_seed_half(sa: tuple[float, int], sb: tuple[float, int],
+                  confidence: float = CONFIDENCE) -> float:
+    """Half-width of the ``confidence`` interval of a difference of two one-seed values whose
+    seed-to-seed spreads are ``sa`` and ``sb`` ((standard deviation, seeds) each, measured
+    elsewhere: the main comparison's): t · √(s_a² + s_b²), the t quantile at the fewer seeds."""
+    from scipy import stats
+
+    n = min(sa[1], sb[1])
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * np.hypot(sa[0], sb[0]))
+
+
+def seed_noise(df, label: str, y: str = "ll") -> float | None:
+    """The seed noise of a one-seed difference between two runs each as noisy as ``label``'s
+    runs of ``df`` (its final ``y`` over seeds): :func:`one_seed_half` with that spread on both
+    sides; None with fewer than two seeds (the noise is unknown)."""
+    a = final_lls(df, label, y=y) if y in df.columns else np.array([])
+    if len(a) < 2:
+        return None
+    spread = (float(np.std(a, ddof=1)), len(a))
+    return one_seed_half(spread, spread)
 
 
 def interval_text(a, nd: int = 4, name: str | None = None) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .captions import figure_caption
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
-from .study_figure import plot_study
+from .study_figure import FINDINGS, plot_study
 from .tables import write_table
 from .traces import final_lls
 from .traces import per_parameter_text as _tpp
@@ -103,7 +103,8 @@ def crossover(scale, diff, threshold: float = 0.0, bounds=None) -> dict:
       ``exceptions``: points below ``from_scale`` that are above anyway (the grid mixes K
       and corpus size, so the ordering by scale need not be clean), as (scale, diff) pairs;
       ``within``: the points whose interval (``bounds``) holds the threshold, as
-      (scale, diff) pairs: within seed noise, neither above nor below.
+      (scale, diff) pairs: within seed noise, neither above nor below;
+      ``points``: every point judged, (scale, diff, its interval or None), by scale.
     """
     bounds = [None] * len(diff) if bounds is None else list(bounds)
     pts = sorted((float(s), float(d), b) for s, d, b in zip(scale, diff, bounds)
@@ -111,24 +112,24 @@ def crossover(scale, diff, threshold: float = 0.0, bounds=None) -> dict:
     if not pts:
         raise ValueError("crossover needs at least one point with a value")
     above = [d > threshold if b is None else b[0] > threshold for _, d, b in pts]
-    within = [(s, d) for s, d, b in pts if b is not None and b[0] <= threshold <= b[1]]
+    noise = {"within": [(s, d) for s, d, b in pts if b is not None and b[0] <= threshold <= b[1]],
+             "points": pts}
     pts = [(s, d) for s, d, _ in pts]
     if not above[-1]:
         return {"status": "never", "from_scale": None, "below_scale": pts[-1][0],
-                "at_scale": None, "exceptions": [p for p, a in zip(pts, above) if a],
-                "within": within}
+                "at_scale": None, "exceptions": [p for p, a in zip(pts, above) if a], **noise}
     i = len(pts) - 1
     while i > 0 and above[i - 1]:
         i -= 1
     if i == 0:
         return {"status": "always", "from_scale": pts[0][0], "below_scale": None,
-                "at_scale": None, "exceptions": [], "within": within}
+                "at_scale": None, "exceptions": [], **noise}
     (s0, d0), (s1, d1) = pts[i - 1], pts[i]
     frac = (threshold - d0) / (d1 - d0) if d1 != d0 else 1.0
     frac = min(max(frac, 0.0), 1.0)  # a point within the noise may sit above the threshold
     at = math.exp(math.log(s0) + frac * (math.log(s1) - math.log(s0)))
     return {"status": "from", "from_scale": s1, "below_scale": s0, "at_scale": at,
-            "exceptions": [p for p, a in zip(pts[:i], above[:i]) if a], "within": within}
+            "exceptions": [p for p, a in zip(pts[:i], above[:i]) if a], **noise}
 
 
 def describe_crossover(c: dict, what: str) -> str:
@@ -224,7 +225,7 @@ def _interval(a, b, sa, sb) -> tuple[float, float] | None:
     comparison's spreads ``sa``, ``sb`` ((sd, seeds) each); None without them."""
     from scipy import stats
 
-    from .stats import CONFIDENCE
+    from .stats import CONFIDENCE, one_seed_half
 
     d = float(a.mean() - b.mean())
     if len(a) >= 2 and len(b) >= 2:
@@ -234,8 +235,7 @@ def _interval(a, b, sa, sb) -> tuple[float, float] | None:
         return float(ci.low), float(ci.high)
     if sa is None or sb is None:
         return None
-    n = min(sa[1], sb[1])
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * math.hypot(sa[0], sb[0]))
+    half = one_seed_half(sa, sb)
     return d - half, d + half
 
 
@@ -358,9 +358,7 @@ def crossover_study(df, figure_outputs, csv_path, md_path, setting: str,
              "is a seeded, nested subset of the split's training documents (same test "
              "documents and evaluator at every point)."]
     for metric, _, findings, _ in panels:
-        for key, what in (("vb_batch", "SAME above VB batch"),
-                          ("both_vb", "SAME above both VB methods (C1)"),
-                          ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)")):
+        for key, what, _ in FINDINGS:
             if findings[key] is not None:
                 notes.append(f"Under {METRICS_SHORT[metric]}: "
                              + describe_crossover(findings[key], what) + ".")

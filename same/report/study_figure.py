@@ -27,11 +27,18 @@ def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | 
     legend_h = 1.6
     height = 5.6 + legend_h
     fig, axes = plt.subplots(1, len(panels), figsize=(6.8 * len(panels), height), squeeze=False)
+    handles = {}
     for ax, (metric, rows, findings, main) in zip(axes[0], panels):
-        handles = _study_panel(ax, rows, findings, main_scale, main)
+        for h in _study_panel(ax, rows, findings, main_scale, main):
+            handles.setdefault(h.get_label(), h)
         ax.set_title(METRICS[metric], fontsize=10)
-    seeds = ("one seed per point (seed 0): no interval, a difference of a few hundredths may be "
-             "noise" if n_seeds == 1 else f"mean of {n_seeds} seeds per point")
+    handles = list(handles.values())
+    judged = any(b is not None for _, _, findings, _ in panels
+                 for c in findings.values() if c for _, _, b in c.get("points", ()))
+    seeds = (f"mean of {n_seeds} seeds per point" if n_seeds > 1 else
+             "one seed per point (seed 0); bars and rings: each point's interval from the main "
+             "comparison's seed spread" if judged else
+             "one seed per point (seed 0) and no seed spread: directions untested")
     fig.suptitle(f"{dataset}: which method wins at which scale ({seeds})", fontsize=11)
     fig.tight_layout(rect=(0, legend_h / height, 1, 1))
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
@@ -45,19 +52,25 @@ def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | 
 #: each training fraction, in ascending order.
 _K_STYLES = ("-", "--", ":", "-.")
 _FRACTION_MARKERS = ("v", "s", "D", "o")
-#: What each finding's mark is called on the panel, and its colour.
-_MARKS = (("vb_batch", "SAME overtakes VB batch", "#009E73"),
-          ("both_vb", "SAME overtakes both VB (C1)", "#0072B2"),
-          ("cgs", f"SAME within {STUDY_CGS_EPS} of CGS (C3)", "#D55E00"))
+#: Each finding of :func:`~.study.study_findings`: its key, what holds above its threshold (the
+#: phrase the table and claims.md print, :func:`~.study.describe_crossover`), its colour.
+FINDINGS = (("vb_batch", "SAME above VB batch", "#009E73"),
+            ("both_vb", "SAME above both VB methods (C1)", "#0072B2"),
+            ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)", "#D55E00"))
 
 
 def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
     """The vertical marks of a panel, each named on it: every crossing (:func:`crossover`
-    status "from"), the main comparison's scale, the paper's NYTimes scale; the findings with
-    no crossing in the range studied said under the panel instead (always / never above)."""
+    status "from"), the main comparison's scale, the paper's NYTimes scale; under the panel,
+    each finding as the table words it (:func:`~.study.describe_crossover`, the same judgement,
+    each point against its interval), and what judged the seed noise."""
+    import textwrap
+
+    from .study import describe_crossover
+
     trans = ax.get_xaxis_transform()
-    corner = []
-    for key, text, color in _MARKS:
+    lines, basis = [], None
+    for key, text, color in FINDINGS:
         c = findings.get(key)
         if c is None:
             continue
@@ -65,11 +78,9 @@ def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
             ax.axvline(c["at_scale"], color=color, ls="--", lw=1.1)
             ax.text(c["at_scale"], 0.98, f" {text} (≈{c['at_scale']:.3g})", transform=trans,
                     rotation=90, va="top", ha="right", fontsize=7, color=color)
-        else:
-            where = ("at every point" if c["status"] == "always" else
-                     "at no point" if not c["exceptions"] else
-                     f"not at the largest scale (at {len(c['exceptions'])} smaller points)")
-            corner.append(f"{text}: {where}")
+        lines.append(textwrap.fill(describe_crossover({**c, "basis": None}, text), 110,
+                                   subsequent_indent="   "))
+        basis = basis or c.get("basis")
     if main_scale is not None:
         ax.axvline(main_scale, color="k", ls=":", lw=1)
         ax.text(main_scale, 0.02, f" main comparison ({main_scale:.3g})", transform=trans,
@@ -79,9 +90,40 @@ def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
         ax.axvline(nyt, color="0.4", ls="-.", lw=1)
         ax.text(nyt, 0.02, f" paper's NYTimes, K=256 ({nyt:g})", transform=trans, rotation=90,
                 va="bottom", ha="left", fontsize=7, color="0.3")
-    if corner:  # under the panel, clear of the points; a line each
-        ax.text(0.0, -0.15, "no crossing in the range studied:\n" + "\n".join(corner),
-                transform=ax.transAxes, fontsize=7, va="top", color="0.2")
+    if basis:
+        lines.append(textwrap.fill(f"Seed noise: {basis}.", 110, subsequent_indent="   "))
+    if lines:  # under the panel, clear of the points
+        ax.text(0.0, -0.15, "\n".join(lines), transform=ax.transAxes, fontsize=6.5, va="top",
+                color="0.2")
+
+
+def _noise_marks(ax, findings: dict) -> list:
+    """Each point's interval as the verdicts judge it: SAME's points carry the interval of
+    SAME − the better VB (C1's, error bars); a point within seed noise for a finding is ringed
+    in the finding's colour. Returns the legend's handles for what was drawn."""
+    from matplotlib.lines import Line2D
+
+    handles = []
+    both = findings.get("both_vb") or {}
+    bars = [(s, d, b) for s, d, b in both.get("points", ()) if b is not None]
+    if bars:
+        ax.errorbar([s for s, _, _ in bars], [d for _, d, _ in bars],
+                    yerr=[[d - b[0] for _, d, b in bars], [b[1] - d for _, d, b in bars]],
+                    fmt="none", ecolor=STYLES["same"][0], elinewidth=1, capsize=3, zorder=4)
+        handles.append(Line2D([], [], color=STYLES["same"][0], marker="|", ms=10, ls="",
+                              label="bar on SAME: 95 % interval of SAME − best VB (C1's seed "
+                                    "noise)"))
+    for i, (key, text, color) in enumerate(FINDINGS):
+        c = findings.get(key) or {}
+        sizes = 9 + 3 * i
+        same_at = {s: d for s, d, _ in both.get("points", ())}
+        ring = [(s, same_at[s]) for s, _ in c.get("within", ()) if s in same_at]
+        if ring:
+            ax.plot([s for s, _ in ring], [d for _, d in ring], "o", ms=sizes, mfc="none",
+                    mec=color, mew=1.2, zorder=6)
+            handles.append(Line2D([], [], color=color, marker="o", mfc="none", ls="",
+                                  ms=sizes, label=f"ring: within seed noise for {text}"))
+    return handles
 
 
 def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) -> list:
@@ -115,6 +157,7 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) 
             ax.plot(main["tokens_per_parameter"], main[f"{m}_minus_best_vb"], "*",
                     color=STYLES[m][0], ms=13, mec="k", mew=0.6, zorder=5)
     ax.axhline(0, color="0.5", lw=0.8)
+    noise = _noise_marks(ax, findings)
     _mark_scales(ax, findings, main_scale, x)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
@@ -131,4 +174,4 @@ def _study_panel(ax, rows, findings: dict, main_scale: float | None, main=None) 
             + [Line2D([], [], color="0.3", ls=_K_STYLES[i % 4], label=f"K = {k} (a line per K)")
                for i, k in enumerate(ks)]
             + [Line2D([], [], color="0.3", ls="", marker=marker[f],
-                      label=f"training fraction {f:g}") for f in fractions] + star)
+                      label=f"training fraction {f:g}") for f in fractions] + star + noise)

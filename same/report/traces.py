@@ -93,10 +93,15 @@ def twinned_labels(df) -> set[str]:
             if lab.endswith(TUNED_SUFFIX)}
 
 
-def configurations(df) -> list[str]:
+def configurations(df, labels=None) -> list[str]:
     """The configurations (keys of :data:`same.experiments.tuning.CONFIGURATIONS`) the traces hold:
-    as published always, tuned when any run has a tuned twin (:func:`twinned_labels`)."""
-    return ["published", "tuned"] if twinned_labels(df) else ["published"]
+    as published always, tuned when any run has a tuned twin (:func:`twinned_labels`); with
+    ``labels`` (runs compared with one another, e.g. the variants of one sweep), tuned only when
+    every one of them has its tuned twin, so that no row compares a tuned run with untuned
+    ones."""
+    twins = twinned_labels(df)
+    tuned = set(labels) <= twins if labels is not None else bool(twins)
+    return ["published", "tuned"] if tuned else ["published"]
 
 
 def configuration_frame(df, configuration: str):

@@ -9,7 +9,7 @@ import pytest
 def drawn_figures(monkeypatch):
     """Every figure a figure function gives to ``_save`` (saved as usual), in order, to read
     what was drawn: the main figures, fig1_seconds and the crossover study."""
-    from same.report import figures, seconds, study_figure
+    from same.report import figures, seconds, sensitivity_figure, study_figure
 
     saved = []
     real = figures._save
@@ -18,6 +18,6 @@ def drawn_figures(monkeypatch):
         saved.append(fig)
         real(fig, outputs, also)
 
-    for module in (figures, seconds, study_figure):
+    for module in (figures, seconds, sensitivity_figure, study_figure):
         monkeypatch.setattr(module, "_save", keep)
     return saved

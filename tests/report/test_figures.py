@@ -209,7 +209,7 @@ def test_every_figure_function_draws_one_legend_and_styles_apart(tmp_path, drawn
     """fig1c (samples per word), the prior-scale comparison, fig1_seconds and the sensitivity
     figure too: one legend for the figure, none in a panel, and no two named lines alike in
     both colour and line style."""
-    from same.report import seconds
+    from same.report import seconds, sensitivity_figure
 
     df = main_frame()
     df["other_cores"], df["shared"] = 0.0, False
@@ -225,7 +225,7 @@ def test_every_figure_function_draws_one_legend_and_styles_apart(tmp_path, drawn
                                               ("sens_a_0.5", -7.36), ("sens_m_20", -7.38),
                                               ("sens_m_500", -7.34))
                          for r in run(lab, "same", 0, curve(final))])
-    figures.fig_sensitivity(sens, [tmp_path / "v.png"], tmp_path / "v.csv", "S",
+    sensitivity_figure.fig_sensitivity(sens, [tmp_path / "v.png"], tmp_path / "v.csv", "S",
                             {"alpha": {"0.1": "sens_main", "0.01": "sens_a_0.01",
                                        "0.5": "sens_a_0.5"},
                              "m": {"100": "sens_main", "20": "sens_m_20", "500": "sens_m_500"}})

@@ -386,9 +386,11 @@ def test_captions_name_the_seeds_and_m_of_the_runs_each_figure_reads(committed_r
         assert CAPTION_NOTES[rule] in text, rule
         if rule in FIGURE_RULES:
             # the crossover study draws its points' one seed; it reads the main runs' every
-            # seed for their spread (the noise a one-seed point is judged by), not to draw
-            drawn = sorted({int(s) for lab, s in read
-                            if rule != "crossover_study" or lab.startswith("study_")})
+            # seed for their spread (the noise a one-seed point is judged by), not to draw;
+            # fig1c and the prior-scale figure read the main SAME run's for their zooms' noise
+            drawn = sorted({int(s) for lab, s in read if not (
+                not lab.startswith("study_") if rule == "crossover_study" else
+                lab == "same" and rule in ("fig1c_samples", "prior_scale"))})
             assert ("min–max over seeds" in text) == (len(drawn) > 1), (rule, drawn, text)
             assert ("one seed" in text) == (len(drawn) == 1), (rule, drawn, text)
         # and the claims it bears on, each with its statement; none where no verdict reads it

@@ -336,13 +336,15 @@ def minibatch_text(batch_size):
 
 
 def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=(), rows=(),
-            studies=False):
+            studies=False, sweep=False, noise_seeds=False):
     """Caption of every figure and table: the dataset(s) (a name or a list) and the settings
     of the runs it reads (``study``: the crossover study's grid; ``m_sweep``: the m sweep's m
     values, sampler and passes; ``seeds``: the seeds it reads, if not every seed; ``also_m``:
     m of SAME runs it reads beside the main m, e.g. fig1c's m = 1; ``rows``: the labels whose
     configurations the figure draws as rows, said as published and tuned only where one of
-    them has a tuned twin; ``studies``: which studies the profile ran, claims.md's line)."""
+    them has a tuned twin (``sweep``: only where every one has, the variants of one sweep);
+    ``studies``: which studies the profile ran, claims.md's line; ``noise_seeds``: the figure
+    also reads the main SAME run's every seed, for the seed noise its one-seed zooms draw)."""
     p = SameLDA(**RUNS["same"]["params"]).get_params()
     sampler = p["sampler"]
     ms = [p["n_copies"], *also_m]
@@ -367,6 +369,8 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=(), rows=(),
               "K " + ", ".join(f"{k_of(d)} ({d})" for d in names))
         seeds = SEEDS if seeds is None else seeds
         who = f"seeds {seeds}" if len(seeds) > 1 else f"seed {seeds[0]}"
+        if noise_seeds and len(SEEDS) > 1:
+            who += f" (the zooms' seed noise: the main SAME run's seeds {SEEDS})"
     return (f"{' + '.join(dataset_title(d) for d in names)}, {ks}, α={config['doc_topic_prior']}, β={config['topic_word_prior']}, "
             f"SAME {m_text(ms)} ({sampler} sampler{passes}, "
             f"prior_scale={p['prior_scale']}, n_inner={p['n_inner']}, "
@@ -380,7 +384,7 @@ def setting(dataset, study=False, m_sweep=False, seeds=None, also_m=(), rows=(),
             + f"{who}, {config['threads']} thread(s)/job, "
             f"backend {config['backend']}; held-out ll by document completion unless a panel "
             "or column names the paper's metric"
-            + (f"; {rows_text(rows)}" if rows else "")
+            + (f"; {rows_text(rows, every=sweep)}" if rows else "")
             + (f"; {studies_text()}" if studies else "")
             + (f"; {TUNING['note']}" if TUNING.get("note") and not study else "")
             + (f"; {config['caption_note']}" if config.get("caption_note") else ""))
@@ -398,11 +402,16 @@ def m_sweep_passes_text():
     return text + f" (the main runs' {main}" + (f": {note}" if note else "") + ")"
 
 
-def rows_text(labels):
+def rows_text(labels, every=False):
     """What a figure's rows are: as published and tuned where one of ``labels`` has a tuned
-    twin in this profile (same.experiments.plan.tuned_twins), else as published only."""
+    twin in this profile (same.experiments.plan.tuned_twins; ``every``: where every one has,
+    as a sweep's rows are drawn: same.report.traces.configurations), else as published only."""
     published = "as published (the paper's / each library's defaults)"
-    if any(lab in tuned_twins(config) for lab in labels):
+    twinned = [lab in tuned_twins(config) for lab in labels]
+    if every and any(twinned) and not all(twinned):
+        return (f"rows: {published} only (not every one of these runs has a tuned twin in this "
+                "profile, and no row compares a tuned run with untuned ones)")
+    if any(twinned):
         return (f"rows: {published} and tuned (step sizes chosen on validation documents, "
                 "tuning.md; runs without a tuning grid serve both)")
     why = ("no tuning in this profile" if not TUNING else
@@ -497,10 +506,11 @@ def m_text(ms):
 FIGURE_RUNS = {
     "fig1_passes": {"rows": MAIN_LABELS},
     "fig1_seconds": {"rows": MAIN_LABELS},
-    "fig1c_samples": {"seeds": SEED0, "also_m": [1] if "m1" in fig1c_labels(config) else []},
-    "prior_scale": {"seeds": SEED0},
-    "fig2a_m": {"m_sweep": True, "rows": list(m_sweep_labels(config).values())},
-    "fig2b_anneal": {"rows": list(schedule_labels(config).values())},
+    "fig1c_samples": {"seeds": SEED0, "also_m": [1] if "m1" in fig1c_labels(config) else [],
+                      "noise_seeds": True},
+    "prior_scale": {"seeds": SEED0, "noise_seeds": True},
+    "fig2a_m": {"m_sweep": True, "rows": list(m_sweep_labels(config).values()), "sweep": True},
+    "fig2b_anneal": {"rows": list(schedule_labels(config).values()), "sweep": True},
     "table2": {"m_sweep": True},
     "crossover_study": {"study": True},
     "sensitivity": {"seeds": SEED0},

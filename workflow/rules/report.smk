@@ -67,6 +67,8 @@ rule fig1_seconds:
 rule fig1c_samples:
     input:
         traces=lambda wc: traces(wc.dataset, list(fig1c_legend()), SEED0),
+        # the main SAME run over its seeds: the seed noise the one-seed zooms draw
+        spread=lambda wc: traces(wc.dataset, ["same"]),
     output:
         figure_files("fig1c_samples"),
     params:
@@ -127,6 +129,7 @@ rule fig2b_anneal:
 rule prior_scale:
     input:
         traces=lambda wc: traces(wc.dataset, list(prior_scale_runs().values()), SEED0),
+        spread=lambda wc: traces(wc.dataset, ["same"]),  # as fig1c_samples
     output:
         figure_files("prior_scale"),
     params:

@@ -14,20 +14,22 @@ df = report.load_traces(smk.input.traces)
 caption = smk.params.get("setting", "")
 # the seconds measured alone (rule timing's timing.json); None: none, so they are refused
 timing = report.load_timing(smk.input.timing[0]) if smk.input.get("timing") else None
+# the main SAME run over its seeds, whose spread a one-seed figure's zooms draw
+spread = report.load_traces(smk.input.spread) if smk.input.get("spread") else None
 
 if rule == "fig1_passes":
     report.fig_ll_vs_passes(df, smk.output, caption, smk.params.max_passes)
 elif rule == "fig1_seconds":
     report.fig_ll_vs_seconds(df, smk.output, caption, timing)
 elif rule == "fig1c_samples":
-    report.fig_ll_vs_samples(df, smk.output, caption, dict(smk.params.labels))
+    report.fig_ll_vs_samples(df, smk.output, caption, dict(smk.params.labels), spread)
 elif rule == "fig2a_m":
     report.fig_m(df, smk.output, caption, dict(smk.params.runs))
 elif rule == "fig2b_anneal":
     report.fig_schedules(df, smk.output, caption, dict(smk.params.runs))
 elif rule == "prior_scale":
     report.fig_variants(df, smk.output, caption, dict(smk.params.runs),
-                        "counts against the priors α, β (prior_scale)")
+                        "counts against the priors α, β (prior_scale)", spread=spread)
 elif rule == "table1":
     report.table1(df, smk.output.csv, smk.output.md, caption, timing)
 elif rule == "time_to_quality":
