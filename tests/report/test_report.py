@@ -258,6 +258,27 @@ def test_scaling_interleaves_sizes_and_keeps_the_fastest_steady_pass():
         measure(factors=(0.02,), passes=3)
 
 
+def test_a_scaling_measurement_that_shared_the_machine_is_taken_again(monkeypatch, capsys):
+    """Like the timing rule, the scaling benchmark measures again when other work ran beside
+    it, up to its tries; the result records the load of the measurement it kept."""
+    from same.experiments import machine_load, size_cost
+
+    loads = iter([0.9, 0.8, 0.1])
+    real = machine_load.LoadMeter.record
+
+    def record(self):
+        return {**real(self), "other_cores": (x := next(loads)), "shared": x > 0.5}
+
+    monkeypatch.setattr(machine_load.LoadMeter, "record", record)
+    monkeypatch.setattr(size_cost, "QUIET_WAIT", 0.0)
+    out = size_cost.measure(factors=(0.02, 0.04), n_components=4, n_copies=2.0, passes=4,
+                            sampler="summed")
+    assert out["machine_load"]["other_cores"] == 0.1 and not out["machine_load"]["shared"]
+    err = capsys.readouterr().err
+    assert "other work beside the measurement (0.90 cores): measuring again (2/3)" in err
+    assert "other work beside the measurement (0.80 cores): measuring again (3/3)" in err
+
+
 def test_each_claim_function_on_its_own():
     """The claim functions need only a DataFrame and run labels, no files."""
     df = frame(-7.55, -7.60)
