@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from same.data.order import DOCUMENT_ORDERS
+from same.io.values import check_fraction, check_seed
 
 __all__ = ["METHODS", "CHECKPOINT_MODES", "RunSpec", "method_param_names"]
 
@@ -114,21 +115,16 @@ class RunSpec:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_seed(self.seed)
         for name in ("doc_topic_prior", "topic_word_prior"):
             v = getattr(self, name)
             _check_int_sizes({name: v})  # an integer α or β reaches numpy as one
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        f = self.train_fraction
-        if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 < f <= 1):
-            raise ValueError(f"train_fraction must be in (0, 1], got {f!r}")
-        v = self.validation_fraction
-        if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float))
-                                                          and 0 < v < 1)):
-            raise ValueError(f"validation_fraction must be in (0, 1) or null, got {v!r}")
+        check_fraction(self.train_fraction, "train_fraction", include_one=True)
+        if self.validation_fraction is not None:
+            check_fraction(self.validation_fraction, "validation_fraction")
         if self.document_order not in DOCUMENT_ORDERS:
             raise ValueError(f"document_order must be one of {', '.join(DOCUMENT_ORDERS)}, got "
                              f"{self.document_order!r}")
