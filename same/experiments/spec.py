@@ -105,7 +105,9 @@ class RunSpec:
         Raises
         ------
         ValueError
-            Naming the bad field or parameter and what is allowed; an integer anywhere in
+            Naming the bad field or parameter and what is allowed (K·α above 2^127, beyond
+            float32 totals: :func:`same.model.heldout_inputs.check_prior_totals`; the run
+            checks W·β once it knows the split's W); an integer anywhere in
             the spec (fields or params) beyond the 64-bit range that no method check
             bounds is named last (``n_components: 1000...0 (401 digits) is too large ...``).
         """
@@ -163,6 +165,9 @@ class RunSpec:
             check_vb_params(self.params, seed=self.seed, mode=self.method.split("_")[1])
         # last: a method's own range (a seed's) is named first; this bounds what none bounds
         _check_int_sizes({name: getattr(self, name) for name in _INT_FIELDS} | self.params)
+        from same.model.heldout_inputs import check_prior_totals
+
+        check_prior_totals(self.n_components, self.doc_topic_prior)  # W·β: at the run
         return self
 
     def to_json(self) -> str:
