@@ -190,23 +190,40 @@ class RunSpec:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} "
                              f"column {exc.colno})") from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def from_dict(cls, data, source: str | None = None) -> RunSpec:
+        """A validated spec from its fields as a dict (JSON's types): the one reading of a
+        spec given as data (``--spec``, a timing entry, an estimate plan's fit), never
+        ``RunSpec(**data)`` (a missing or unknown field was a TypeError traceback).
+
+        Raises
+        ------
+        ValueError
+            Not an object, unknown or missing fields (``<source>: missing field(s) budget``),
+            or invalid values (:meth:`validate`'s line); ``<source>: `` begins the first
+            three when a source is given.
+        """
+        at = f"{source}: " if source else ""
         if not isinstance(data, dict):
-            raise ValueError(f"{source}: a run spec is a JSON object, got {type(data).__name__}")
+            raise ValueError(f"{at}a run spec is a JSON object, got {type(data).__name__}")
+        data = dict(data)
         if "n_topics" in data and "n_components" not in data:
             import warnings
 
-            warnings.warn(f"{source}: n_topics was renamed n_components in 0.1 and will be "
+            warnings.warn(f"{at}n_topics was renamed n_components in 0.1 and will be "
                           "removed in 0.2", FutureWarning, stacklevel=2)
             data["n_components"] = data.pop("n_topics")
         known = set(inspect.signature(cls).parameters)
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"{source}: unknown field(s) {', '.join(unknown)}; known: "
+            raise ValueError(f"{at}unknown field(s) {', '.join(unknown)}; known: "
                              f"{', '.join(sorted(known))}")
         missing = sorted(n for n, p in inspect.signature(cls).parameters.items()
                          if p.default is inspect.Parameter.empty and n not in data)
         if missing:
-            raise ValueError(f"{source}: missing field(s) {', '.join(missing)}")
+            raise ValueError(f"{at}missing field(s) {', '.join(missing)}")
         return cls(**data).validate()
 
 
