@@ -61,8 +61,6 @@ class TextCorpusError(CorpusFormatError):
 
 # --------------------------------------------------------------------------- the spec
 
-NAME_PATTERN = re.compile(r"[a-z0-9]+")
-
 
 def _check_spec_paths(where: str, spec: dict) -> None:
     """The files or folder a spec names exist (a folder for ``folder``, else regular files)."""
@@ -138,9 +136,6 @@ def _check_spec(name: str, spec: dict, check_paths: bool) -> dict:
     """:func:`check_corpus_spec`'s checks of what the schema cannot say, with their own
     messages (run first: a value both refuse is named in these words)."""
     where = f"corpora.{name}"
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise TextCorpusError(f"{where}: a corpus name is lowercase letters and digits only "
-                              "(it names folders: results/<name>/, the cache)")
     try:
         check_own_name(name, where, "corpus")
     except ValueError as exc:

@@ -6,9 +6,11 @@ benchmarks and reports."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
-__all__ = ["REGISTRY", "CorpusInfo", "UCI_ARCHIVE_URL", "UCI_BASE_URL", "check_own_name"]
+__all__ = ["REGISTRY", "CorpusInfo", "UCI_ARCHIVE_URL", "UCI_BASE_URL", "check_own_name",
+           "NAME_PATTERN"]
 
 UCI_BASE_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/"
 #: UCI's static archive of the whole collection (dataset 164, "Bag of Words"; about 2 GB with
@@ -79,19 +81,29 @@ REGISTRY: dict[str, CorpusInfo] = {
 }
 
 
+#: A dataset's name: it names folders (``results/<name>/``, the cache), so never a path.
+NAME_PATTERN = re.compile(r"[a-z0-9]+")
+
+
 def check_own_name(name: str, where: str, what: str) -> None:
-    """Refuse the name of a built-in UCI corpus (:data:`REGISTRY`) for a dataset of another
-    kind (a synthetic corpus, a corpus named by its files): its outputs would go where the
-    real corpus's do (``results/<name>/``) and its split would be labelled as that corpus.
-    The one rule ``same-lda synthesize``, ``same-lda split --corpus-spec`` and the workflow's
-    config check apply.
+    """Refuse a name that is not lowercase letters and digits (:data:`NAME_PATTERN`: an empty
+    name, ``a/b`` or ``Toy Name`` would name folders wrongly, and an empty one was sealed into
+    a synthetic corpus), or the name of a built-in UCI corpus (:data:`REGISTRY`) for a dataset
+    of another kind (a synthetic corpus, a corpus named by its files): its outputs would go
+    where the real corpus's do (``results/<name>/``) and its split would be labelled as that
+    corpus.  The one rule ``same-lda synthesize``, ``same-lda split --corpus-spec`` and the
+    workflow's config check apply.
 
     Raises
     ------
     ValueError
-        ``<where>: 'kos' is the name of a UCI corpus (kos, ...); give the <what> another
-        name``.
+        ``<where>: a <what> name is lowercase letters and digits only (it names folders:
+        results/<name>/, the cache)``; ``<where>: 'kos' is the name of a UCI corpus (kos,
+        ...); give the <what> another name``.
     """
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ValueError(f"{where}: a {what} name is lowercase letters and digits only (it "
+                         "names folders: results/<name>/, the cache)")
     if name in REGISTRY:
         raise ValueError(f"{where}: {name!r} is the name of a UCI corpus "
                          f"({', '.join(REGISTRY)}); give the {what} another name")

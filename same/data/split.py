@@ -21,11 +21,12 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
-from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from same.io.values import check_fraction, check_seed
 
 from .artefact import ArtefactError, check_array, csr_from_parts, open_npz, remedied, save_npz
 from .corpus import Corpus, vocab_checksum
@@ -181,7 +182,7 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     ----------
     corpus : Corpus or sparse matrix of shape (n_docs, n_words), non-negative integer counts
     test_fraction : float in (0, 1), documents held out (rounded, 1 to n_docs - 1)
-    seed : int, seeds the document choice and the binomial halves (NumPy PCG64)
+    seed : int ≥ 0, seeds the document choice and the binomial halves (NumPy PCG64)
 
     A Corpus's ``meta["order"]``, ``labels``, ``file_positions`` and
     ``meta["n_dropped_empty"]`` are carried into the split's ``order``, ``train_labels`` /
@@ -190,11 +191,12 @@ def make_split(corpus: Corpus | sp.spmatrix, test_fraction: float = 0.1, seed: i
     Raises
     ------
     ValueError
-        ``test_fraction`` outside (0, 1); fewer than 2 documents; counts refused by the
+        ``test_fraction`` not a number in (0, 1), ``seed`` not an integer ≥ 0 (a bool is
+        neither; :mod:`same.io.values`); fewer than 2 documents; counts refused by the
         input gate (:func:`same.data.count_matrix.validate_counts`, naming ``corpus``).
     """
-    if not (isinstance(test_fraction, (int, float)) and 0 < test_fraction < 1):
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    test_fraction = check_fraction(test_fraction, "test_fraction")
+    seed = check_seed(seed)
     order = {}
     if isinstance(corpus, Corpus):
         counts, label, vsha = corpus.counts, corpus.name, corpus.vocab_checksum()
@@ -410,10 +412,9 @@ def train_subset(split: HeldOutSplit, fraction: float) -> HeldOutSplit:
     Raises
     ------
     ValueError
-        ``fraction`` not in (0, 1].
+        ``fraction`` not a number in (0, 1] (named ``train_fraction``).
     """
-    if isinstance(fraction, bool) or not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
-        raise ValueError(f"train_fraction must be in (0, 1], got {fraction!r}")
+    fraction = check_fraction(fraction, "train_fraction", include_one=True)
     if fraction == 1:
         return split
     n = split.train.shape[0]
@@ -476,11 +477,8 @@ def validation_split(split: HeldOutSplit, fraction: float = 0.1,
         ``fraction`` not a number in (0, 1) (named ``validation_fraction``), ``seed`` not a
         non-negative integer (``validation_seed``), or fewer than 2 training documents.
     """
-    if isinstance(fraction, bool) or not (isinstance(fraction, Real) and 0 < fraction < 1):
-        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
-    seed = split.seed if seed is None else seed
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise ValueError(f"validation_seed must be a non-negative integer, got {seed!r}")
+    fraction = check_fraction(fraction, "validation_fraction")
+    seed = check_seed(split.seed if seed is None else seed, "validation_seed")
     n_train = split.train.shape[0]
     if n_train < 2:
         raise ValueError(f"need at least 2 training documents to carve validation documents, "

@@ -3,11 +3,12 @@ corpora of a given shape (for timing at paper scale without the real data)."""
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from same.io.values import check_seed
 
 __all__ = ["SyntheticLDA", "lda_corpus", "shaped_corpus"]
 
@@ -37,8 +38,9 @@ def lda_corpus(n_docs: int = 500, n_words: int = 200, n_topics: int = 5, doc_len
     Raises
     ------
     ValueError
-        Non-positive sizes or priors.
+        Non-positive sizes or priors; ``seed`` not an integer ≥ 0 (:mod:`same.io.values`).
     """
+    seed = check_seed(seed)
     for name, v in (("n_docs", n_docs), ("n_words", n_words), ("n_topics", n_topics),
                     ("doc_length", doc_length), ("doc_topic_prior", doc_topic_prior),
                     ("topic_word_prior", topic_word_prior)):
@@ -86,11 +88,7 @@ def _zipf_table(n_words: int, zipf_exponent: float) -> np.ndarray:
 def _seed_key(seed) -> np.uint64:
     from .synthetic_kernels import mix64
 
-    try:
-        s = operator.index(seed)
-    except TypeError:
-        raise ValueError(f"seed must be an int, got {seed!r}") from None
-    return np.uint64(int(mix64(np.uint64(s % 2**64))))
+    return np.uint64(int(mix64(np.uint64(check_seed(seed) % 2**64))))
 
 
 def _generate_cpu(n_docs, n_words, size_cdf, size_offset, word_cdf, count_cdf, count_offset,
@@ -143,7 +141,7 @@ def shaped_corpus(n_docs: int, n_words: int, nnz: int, n_tokens: int | None = No
     Raises
     ------
     ValueError
-        Non-positive sizes, nnz > n_docs × n_words, n_tokens < nnz, a non-integer seed or an
+        Non-positive sizes, nnz > n_docs × n_words, n_tokens < nnz, a seed not an integer ≥ 0 or an
         unknown device.
     """
     for name, v in (("n_docs", n_docs), ("n_words", n_words), ("nnz", nnz)):

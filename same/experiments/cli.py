@@ -121,14 +121,10 @@ def _read_spec(text: str):
 
     source = "--spec"
     if text.startswith("@"):
+        from same.io.textinput import read_utf8
+
         path = Path(text[1:])
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except OSError as exc:
-            raise OSError(f"spec file {path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"spec file {path}: not UTF-8 text ({exc.reason} at byte "
-                             f"{exc.start})") from None
+        text = read_utf8(path, "spec file")
         source = str(path)
     spec = RunSpec.from_json(text, source=source)
     check_backend(spec.backend)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from same.io.cli import ArgumentParser
 
@@ -207,8 +208,20 @@ def estimate(plan: dict, costs: Costs | None = None) -> dict:
 
 #: The keys every plan gives (the rule's estimate_plan).
 PLAN_KEYS = ("cores", "threads", "seeds", "splits", "fits")
+#: Every field's type and range (:mod:`same.io.schema`), checked before anything is probed.
+PLAN_SCHEMA = Path(__file__).with_name("plan.schema.json")
 #: The keys of each planned fit.
 FIT_KEYS = ("dataset", "label", "spec", "jobs", "exclusive")
+
+
+def _checked_spec(spec: dict, key: str) -> dict:
+    """A plan's spec read as ``same-lda fit`` reads one, with its defaults filled in."""
+    from .spec import RunSpec
+
+    try:
+        return asdict(RunSpec.from_dict(spec))
+    except ValueError as exc:
+        raise ValueError(f"--plan: {key}: {exc}") from None
 
 
 def read_plan(text: str) -> dict:
@@ -217,7 +230,10 @@ def read_plan(text: str) -> dict:
     Raises
     ------
     ValueError
-        ``--plan: ...``: not JSON, not an object, a key missing, or no fit.
+        ``--plan: ...``: not JSON, or a field of another type or range than
+        :data:`PLAN_SCHEMA` says (``--plan: fits[0].dataset: ['toy'] is not of type 'string'``),
+        a dataset without a split, or a spec :meth:`RunSpec.from_dict` refuses; each spec is
+        returned validated, with its defaults (``params`` included).
     """
     from same.io.textinput import loads_json
 
@@ -225,28 +241,18 @@ def read_plan(text: str) -> dict:
         plan = loads_json(text, "--plan")
     except json.JSONDecodeError as exc:
         raise ValueError(f"--plan: not JSON ({exc})") from None
-    if not isinstance(plan, dict):
-        raise ValueError("--plan: not a JSON object")
-    missing = [k for k in PLAN_KEYS if k not in plan]
-    if missing:
-        raise ValueError(f"--plan: no {', '.join(missing)}")
-    if not plan["fits"]:
-        raise ValueError("--plan: no fit planned")
-    if not isinstance(plan["fits"], list) or not isinstance(plan["splits"], dict):
-        raise ValueError("--plan: fits must be a list and splits an object")
-    from .spec import RunSpec
+    from same.io.schema import check_schema
 
+    check_schema(plan, PLAN_SCHEMA, "--plan", sep=": ")
     for i, fit in enumerate(plan["fits"]):
-        if not (isinstance(fit, dict) and set(FIT_KEYS) <= set(fit)
-                and isinstance(fit["spec"], dict)):
-            raise ValueError(f"--plan: fits[{i}] must be an object with {', '.join(FIT_KEYS)} "
-                             "(spec an object)")
         if fit["dataset"] not in plan["splits"]:
             raise ValueError(f"--plan: fits[{i}]: dataset {fit['dataset']!r} has no split")
-        try:
-            RunSpec(**fit["spec"]).validate()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"--plan: fits[{i}].spec: {exc}") from None
+        fit["spec"] = _checked_spec(fit["spec"], f"fits[{i}].spec")
+    for dataset, timing in (plan.get("timing") or {}).items():
+        if dataset not in plan["splits"]:
+            raise ValueError(f"--plan: timing.{dataset}: dataset {dataset!r} has no split")
+        for name, spec in timing["entries"].items():
+            timing["entries"][name] = _checked_spec(spec, f"timing.{dataset}.entries.{name}")
     return plan
 
 

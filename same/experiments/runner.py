@@ -45,6 +45,7 @@ from same.data.order import (
 from same.data.split import HeldOutSplit, load_split, train_subset, validation_split
 from same.model.evaluate import BIDMACH_INNER, FOLD_IN_ITERS, L2R_PARTICLES, L2R_SEED, evaluate
 from same.model.fit_memory import check_fit_memory
+from same.model.heldout_inputs import check_prior_totals
 from same.model.kernels.cpu import usable_threads
 
 from .machine_load import LoadMeter
@@ -134,7 +135,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
     Raises
     ------
     ValueError
-        Unknown method or parameter, or invalid settings (named).
+        Unknown method or parameter, or invalid settings (named); the split's W × β above
+        2^127 (:func:`same.model.heldout_inputs.check_prior_totals`).
     same.experiments.rundir.RunDirError
         ``out_dir`` is the working folder, holds an input, or holds files we did not write.
     MemoryError
@@ -166,6 +168,8 @@ def run(spec: RunSpec, split: HeldOutSplit | str | os.PathLike, out_dir: str | o
         split = validation_split(split, spec.validation_fraction)
     split = train_subset(split, spec.train_fraction)
     train, order = training_order(spec, split, split_path)  # the documents trained on, in order
+    check_prior_totals(spec.n_components, spec.doc_topic_prior, split.n_words,
+                       spec.topic_word_prior)  # W·β within float32, now that W is known
     check_fit_memory(spec.method, spec.n_components, split.n_words)  # before anything allocates
     label = spec.label or spec.method
     if points is None and spec.checkpoints == "final":

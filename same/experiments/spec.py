@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from same.data.order import DOCUMENT_ORDERS
+from same.io.values import check_fraction, check_seed
 
 __all__ = ["METHODS", "CHECKPOINT_MODES", "RunSpec", "method_param_names"]
 
@@ -104,7 +105,9 @@ class RunSpec:
         Raises
         ------
         ValueError
-            Naming the bad field or parameter and what is allowed; an integer anywhere in
+            Naming the bad field or parameter and what is allowed (K·α above 2^127, beyond
+            float32 totals: :func:`same.model.heldout_inputs.check_prior_totals`; the run
+            checks W·β once it knows the split's W); an integer anywhere in
             the spec (fields or params) beyond the 64-bit range that no method check
             bounds is named last (``n_components: 1000...0 (401 digits) is too large ...``).
         """
@@ -114,21 +117,16 @@ class RunSpec:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_seed(self.seed)
         for name in ("doc_topic_prior", "topic_word_prior"):
             v = getattr(self, name)
             _check_int_sizes({name: v})  # an integer α or β reaches numpy as one
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        f = self.train_fraction
-        if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 < f <= 1):
-            raise ValueError(f"train_fraction must be in (0, 1], got {f!r}")
-        v = self.validation_fraction
-        if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float))
-                                                          and 0 < v < 1)):
-            raise ValueError(f"validation_fraction must be in (0, 1) or null, got {v!r}")
+        check_fraction(self.train_fraction, "train_fraction", include_one=True)
+        if self.validation_fraction is not None:
+            check_fraction(self.validation_fraction, "validation_fraction")
         if self.document_order not in DOCUMENT_ORDERS:
             raise ValueError(f"document_order must be one of {', '.join(DOCUMENT_ORDERS)}, got "
                              f"{self.document_order!r}")
@@ -167,6 +165,9 @@ class RunSpec:
             check_vb_params(self.params, seed=self.seed, mode=self.method.split("_")[1])
         # last: a method's own range (a seed's) is named first; this bounds what none bounds
         _check_int_sizes({name: getattr(self, name) for name in _INT_FIELDS} | self.params)
+        from same.model.heldout_inputs import check_prior_totals
+
+        check_prior_totals(self.n_components, self.doc_topic_prior)  # W·β: at the run
         return self
 
     def to_json(self) -> str:
@@ -189,23 +190,40 @@ class RunSpec:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} "
                              f"column {exc.colno})") from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def from_dict(cls, data, source: str | None = None) -> RunSpec:
+        """A validated spec from its fields as a dict (JSON's types): the one reading of a
+        spec given as data (``--spec``, a timing entry, an estimate plan's fit), never
+        ``RunSpec(**data)`` (a missing or unknown field was a TypeError traceback).
+
+        Raises
+        ------
+        ValueError
+            Not an object, unknown or missing fields (``<source>: missing field(s) budget``),
+            or invalid values (:meth:`validate`'s line); ``<source>: `` begins the first
+            three when a source is given.
+        """
+        at = f"{source}: " if source else ""
         if not isinstance(data, dict):
-            raise ValueError(f"{source}: a run spec is a JSON object, got {type(data).__name__}")
+            raise ValueError(f"{at}a run spec is a JSON object, got {type(data).__name__}")
+        data = dict(data)
         if "n_topics" in data and "n_components" not in data:
             import warnings
 
-            warnings.warn(f"{source}: n_topics was renamed n_components in 0.1 and will be "
+            warnings.warn(f"{at}n_topics was renamed n_components in 0.1 and will be "
                           "removed in 0.2", FutureWarning, stacklevel=2)
             data["n_components"] = data.pop("n_topics")
         known = set(inspect.signature(cls).parameters)
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"{source}: unknown field(s) {', '.join(unknown)}; known: "
+            raise ValueError(f"{at}unknown field(s) {', '.join(unknown)}; known: "
                              f"{', '.join(sorted(known))}")
         missing = sorted(n for n, p in inspect.signature(cls).parameters.items()
                          if p.default is inspect.Parameter.empty and n not in data)
         if missing:
-            raise ValueError(f"{source}: missing field(s) {', '.join(missing)}")
+            raise ValueError(f"{at}missing field(s) {', '.join(missing)}")
         return cls(**data).validate()
 
 

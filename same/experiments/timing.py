@@ -132,7 +132,10 @@ def measure(entries: dict, split, *, seeds, repeats: int = DEFAULT_REPEATS,
     split_sha = split.checksum()
     specs = {}
     for name, entry in entries.items():
-        spec = RunSpec(**entry["spec"]).validate()
+        try:
+            spec = RunSpec.from_dict(entry["spec"])
+        except ValueError as exc:
+            raise ValueError(f"--entries: entry {name!r}: {exc}") from None
         if entry.get("tuned"):
             if tuning is None:
                 raise ValueError(f"entry {name!r} is tuned: give --tuning")

@@ -65,6 +65,26 @@ def _parse_int(source: str, text: str) -> int:
     return int(text)
 
 
+def read_utf8(path, what: str) -> str:
+    """The text of a user's file ``path``, UTF-8; ``what`` names it in messages ("spec
+    file", "Markdown file").
+
+    Raises
+    ------
+    OSError
+        ``<what> <path>: No such file or directory`` (the reason only, one line).
+    ValueError
+        ``<what> <path>: not UTF-8 text (invalid start byte at byte 0)``.
+    """
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise OSError(f"{what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+
+
 def loads_json(text: str, source: str):
     """``json.loads(text)``, refusing a key given twice in any object.
 

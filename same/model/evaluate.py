@@ -37,7 +37,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .backend import array_module, sparse_module, to_numpy
-from .heldout_inputs import _as_csr, check_doc_topic_prior, check_topic_word
+from .heldout_inputs import (
+    _as_csr,
+    check_doc_topic_prior,
+    check_heldout_split,
+    check_prior_totals,
+    check_topic_word,
+)
 from .kernels import sddmm
 from .lefttoright import DEFAULT_PARTICLES, DEFAULT_SEED, left_to_right
 
@@ -133,6 +139,7 @@ def _prepare(topic_word, doc_topic_prior, dtype, n_iter=1, chunk_nnz=1):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     check_topic_word(topic_word)
+    check_prior_totals(topic_word.shape[0], doc_topic_prior)
     xp = array_module(topic_word)
     return xp, xp.ascontiguousarray(topic_word.T, dtype=dtype)
 
@@ -273,13 +280,19 @@ def evaluate(topic_word, doc_topic_prior: float, split, n_iter: int = FOLD_IN_IT
 
     Raises
     ------
+    TypeError
+        φ not a dense NumPy or CuPy array (a SciPy sparse matrix: ``toarray()`` it);
+        ``split`` not a :class:`~same.data.split.HeldOutSplit` (a path: load it with
+        :func:`same.data.split.load_split`).
     ValueError
-        φ's vocabulary size differs from the split's, or φ/α invalid; ``n_particles`` or
+        φ's vocabulary size differs from the split's, or φ/α invalid (K·α above 2^127:
+        :func:`~same.model.heldout_inputs.check_prior_totals`); ``n_particles`` or
         ``l2r_seed`` invalid (one line naming ``n_particles`` or ``seed``); a matrix of the
         split failing the input gate (:func:`same.data.count_matrix.validate_counts`: one line naming
         ``observed``, ``heldout`` or ``counts``, the test documents in full).
     """
     check_topic_word(topic_word)
+    check_heldout_split(split)
     if topic_word.shape[1] != split.n_words:
         raise ValueError(f"topic_word has {topic_word.shape[1]} words but split "
                          f"{split.corpus!r} has {split.n_words}: vocabularies do not match")

@@ -104,10 +104,11 @@ def _check_settings(doc_topic_prior, n_particles, seed) -> None:
 def _gate(topic_word, doc_topic_prior, counts, n_particles, seed):
     """(φᵀ float64 (W, K) C-contiguous on the host, canonical CSR counts with int64 data) after
     every argument has passed its check; nothing reaches numba before."""
-    from .heldout_inputs import _as_csr, check_topic_word
+    from .heldout_inputs import _as_csr, check_prior_totals, check_topic_word
 
     _check_settings(doc_topic_prior, n_particles, seed)
     check_topic_word(topic_word)
+    check_prior_totals(topic_word.shape[0], doc_topic_prior)
     phi = to_numpy(topic_word)
     counts = _as_csr(counts, np, phi.shape[1], "counts")
     data = counts.data

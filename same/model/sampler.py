@@ -208,7 +208,9 @@ class SameLDA(TrainingMixin, FoldInMixin, BaseEstimator):
         ValueError
             X fails the input gate (:func:`same.data.count_matrix.validate_counts`: malformed sparse
             structure, an index out of range, NaN/inf, negative or complex counts, empty, no
-            tokens; one line naming X), or bad parameters, naming them.
+            tokens; one line naming X), or bad parameters, naming them; K·α or W·β (X's
+            words) above 2^127, beyond float32 totals
+            (:func:`same.model.heldout_inputs.check_prior_totals`), naming the prior.
         RuntimeError
             backend="cupy" without CuPy or a GPU.
         """
@@ -280,6 +282,7 @@ class SameLDA(TrainingMixin, FoldInMixin, BaseEstimator):
             has another vocabulary size than the first call's, or counts too large for m
             (:func:`same.data.count_matrix.check_count_bound`, as in fit); a non-constant
             ``m_schedule`` without ``schedule_steps``, prior_scale="paper" without a share;
+            K·α or W·β above 2^127 (:func:`same.model.heldout_inputs.check_prior_totals`);
             ``corpus_tokens`` not a positive finite number or None (scikit-learn's
             ``InvalidParameterError``, naming it), or fewer than the minibatch's tokens,
             before anything is trained.
@@ -288,6 +291,8 @@ class SameLDA(TrainingMixin, FoldInMixin, BaseEstimator):
                             corpus_tokens=corpus_tokens)
         first = not hasattr(self, "_state")
         X = check_counts(self, X, reset=first)
+        if not first:  # the first call's are checked by _begin; a set_params since, here
+            self._check_priors(X.shape[1])
         check_count_bound(X, [(0, X.shape[0])], float(param(self, "n_copies")), self.m_schedule)
         if corpus_tokens is not None and float(corpus_tokens) < float(X.data.sum()):
             # the minibatch's share of the stream would pass 1 (at 2e-308, overflow β's scale)

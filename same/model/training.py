@@ -18,6 +18,7 @@ from . import algorithm
 from .algorithm import StepSettings
 from .backend import doc_topic_host, doc_topic_store, get_xp, to_numpy
 from .fit_memory import check_fit_memory
+from .heldout_inputs import check_prior_totals
 from .kernels import deferred_checks
 from .params import param, renamed_values, step_settings
 
@@ -52,6 +53,12 @@ class TrainingMixin:
         finally:
             set_threads(before)
 
+    def _check_priors(self, n_words: int) -> None:
+        """K·α and W·β within float32 (:func:`same.model.heldout_inputs.check_prior_totals`),
+        before any state exists: both backends keep θ, μ and φ̂'s row totals in float32."""
+        check_prior_totals(int(param(self, "n_components")), self.doc_topic_prior, n_words,
+                           self.topic_word_prior)
+
     def _begin(self, X: sp.csr_matrix, keep: bool) -> None:
         """Fresh state (memory checked first): φ from X's word counts, θ if ``keep``, counters 0."""
         self._validate_params()
@@ -59,6 +66,7 @@ class TrainingMixin:
         k = int(param(self, "n_components"))
         xp = get_xp(self.backend)  # RuntimeError for cupy without a GPU
         check_fit_memory("same", k, X.shape[1], X.shape[0] if keep else 0, xp)
+        self._check_priors(X.shape[1])
         rs = self.random_state
         self.random_state_ = (int(rs) if isinstance(rs, Integral) else
                               int(check_random_state(rs).randint(np.iinfo(np.int32).max)))

@@ -46,10 +46,15 @@ def write_markdown_page(md_path: str | os.PathLike, html_path: str | os.PathLike
     ------
     same.io.outputs.OutputError
         ``html_path`` exists and is not a page of ours for the same title, or is the input.
+    ValueError
+        ``md_path`` not UTF-8 text (``Markdown file bad.md: not UTF-8 text (invalid start
+        byte at byte 0)``).
     OSError
-        ``md_path`` unreadable, or ``html_path`` unwritable.
+        ``md_path`` unreadable (naming it), or ``html_path`` unwritable.
     """
-    text = Path(md_path).read_text(encoding="utf-8")
+    from same.io.textinput import read_utf8
+
+    text = read_utf8(md_path, "Markdown file")
     first = text.split("\n", 1)[0]
     title = first[2:].strip() if first.startswith("# ") else Path(md_path).stem
     page = markdown_page(text, title)

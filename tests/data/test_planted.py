@@ -313,3 +313,23 @@ def test_recovery_is_zero_for_permuted_truth_and_finds_the_matching():
     # uniform topics recover nothing: their matched TV is about the truth's own spread
     rec_u = topic_recovery(np.ones_like(phi), phi)
     assert rec_u.mean_tv > 0.5 * rec.true_pairwise_tv
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "Toy Name", "../x"])
+def test_synthesize_refuses_a_name_split_refuses(tmp_path, name):
+    """``synthesize --name ''`` (``a/b``, ``Toy Name``) exited 0, the empty name sealed into
+    the corpus and carried into its split, while ``split --name`` refused them: one rule,
+    same.data.registry.check_own_name, lowercase letters and digits."""
+    from same.experiments.cli import main
+
+    line = (f"synthetic dataset {name!r}: a synthetic dataset name is lowercase letters and "
+            "digits only (it names folders: results/<name>/, the cache)")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["synthesize", "--name", name, "--spec", json.dumps(GOOD),
+                   "--out", str(tmp_path / "c.npz")])
+    assert (rc, err.getvalue()) == (2, f"same-lda: error: {line}\n")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError) as e:
+        synthetic_corpus(name, GOOD)
+    assert str(e.value) == line

@@ -336,3 +336,28 @@ def test_validation_split_bad_seed_sizes_and_save(counts, tmp_path):
     with pytest.raises(TypeError, match="a validation split is not saved"):
         splitmod.validation_split(s, 0.1).save(tmp_path / "v.npz")
     assert not (tmp_path / "v.npz").exists()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda c: make_split(c, 0.2, seed=True), "seed must be a non-negative integer, got True"),
+    (lambda c: make_split(c, 0.2, seed=1.5), "seed must be a non-negative integer, got 1.5"),
+    (lambda c: make_split(c, 0.2, seed=-1), "seed must be a non-negative integer, got -1"),
+    (lambda c: make_split(c, True), "test_fraction must be in (0, 1), got True"),
+    (lambda c: make_split(c, float("nan")), "test_fraction must be in (0, 1), got nan"),
+    (lambda c: splitmod.train_subset(make_split(c, 0.2), True),
+     "train_fraction must be in (0, 1], got True"),
+])
+def test_seeds_and_fractions_have_one_check_across_the_split_functions(counts, call, message):
+    """make_split took seed=True as seed 1 and passed 1.5 and -1 to numpy (a TypeError, a
+    message naming nothing); every seed and fraction goes through same.io.values."""
+    with pytest.raises(ValueError) as e:
+        call(counts)
+    assert str(e.value) == message
+
+
+def test_a_numpy_fraction_or_seed_is_a_number_for_every_split_function(counts):
+    """np.float32(0.1) was refused by make_split while validation_split accepted it."""
+    s = make_split(counts, np.float32(0.2), seed=np.int64(3))
+    assert s.seed == 3 and s.test_fraction == float(np.float32(0.2))
+    assert splitmod.train_subset(s, np.float32(0.5)).train.shape[0] > 0
+    assert splitmod.validation_split(s, np.float32(0.25), seed=np.uint8(2)).seed == 2

@@ -128,7 +128,7 @@ def test_shaped_corpus_rejects_impossible_shapes():
         shaped_corpus(5, 10, 0)
     with pytest.raises(ValueError, match=r"device must be one of \('cpu', 'cuda'\), got 'tpu'"):
         shaped_corpus(5, 10, 20, device="tpu")
-    with pytest.raises(ValueError, match=r"seed must be an int, got 1.5"):
+    with pytest.raises(ValueError, match=r"seed must be a non-negative integer, got 1.5"):
         shaped_corpus(5, 10, 20, seed=1.5)
     with pytest.raises(ValueError, match=r"lda_corpus|n_docs must be > 0"):
         lda_corpus(n_docs=0)

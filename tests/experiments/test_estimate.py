@@ -19,6 +19,7 @@ from same.experiments.estimate import (
     estimate,
     main,
     plan_jobs,
+    read_plan,
     score_key,
     table_text,
     wall_seconds,
@@ -164,17 +165,24 @@ def test_a_bad_plan_is_one_line_and_nothing_written(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda p: p | {"fits": [{"dataset": "d"}]},
-     "--plan: fits[0] must be an object with dataset, label, spec, jobs, exclusive (spec an "
-     "object)"),
+    (lambda p: p | {"fits": [{"dataset": "d"}]}, "--plan: fits[0]: 'label' is a required property"),
     (lambda p: p | {"fits": [p["fits"][0] | {"spec": "same"}]},
-     "--plan: fits[0] must be an object with dataset, label, spec, jobs, exclusive (spec an "
-     "object)"),
-    (lambda p: p | {"fits": {"same": 1}}, "--plan: fits must be a list and splits an object"),
+     "--plan: fits[0].spec: 'same' is not of type 'object'"),
+    (lambda p: p | {"fits": {"same": 1}}, "--plan: fits: {'same': 1} is not of type 'array'"),
     (lambda p: p | {"fits": [p["fits"][0] | {"dataset": "other"}]},
      "--plan: fits[0]: dataset 'other' has no split"),
     (lambda p: p | {"fits": [p["fits"][0] | {"spec": p["fits"][0]["spec"] | {"budget": 0}}]},
      "--plan: fits[0].spec: budget must be a positive integer, got 0"),
+    # a prober's: each was a TypeError or KeyError traceback, some after probing had begun
+    (lambda p: p | {"fits": [p["fits"][0] | {"dataset": ["toy"]}]},
+     "--plan: fits[0].dataset: ['toy'] is not of type 'string'"),
+    (lambda p: p | {"splits": {"toy": 5}}, "--plan: splits.toy: 5 is not of type 'string'"),
+    (lambda p: p | {"cores": "x"}, "--plan: cores: 'x' is not of type 'integer'"),
+    (lambda p: p | {"fits": [p["fits"][0] | {"jobs": "many"}]},
+     "--plan: fits[0].jobs: 'many' is not of type 'integer'"),
+    (lambda p: p | {"timing": {"d": {"entries": {"a": {"method": "same"}}}}},
+     "--plan: timing.d.entries.a: missing field(s) budget, doc_topic_prior, n_components, "
+     "seed, topic_word_prior"),
 ])
 def test_a_plan_whose_fits_are_malformed_is_one_line(tmp_path, capsys, edit, message):
     """Every planned fit is checked before the probe (a KeyError before)."""
@@ -183,6 +191,17 @@ def test_a_plan_whose_fits_are_malformed_is_one_line(tmp_path, capsys, edit, mes
     assert main(["--plan", json.dumps(plan), "--out", str(out), "--table", str(table)]) == 2
     assert capsys.readouterr().err == f"python -m same.experiments.estimate: error: {message}\n"
     assert not out.exists() and not table.exists()
+
+
+def test_a_valid_spec_without_params_is_passed_on_validated():
+    """A spec without "params" passed the check and then was a KeyError in cost_key: the plan
+    carries each spec as RunSpec reads it, defaults filled in."""
+    plan = _plan()
+    spec = dict(plan["fits"][0]["spec"])
+    del spec["params"]
+    read = read_plan(json.dumps(plan | {"fits": [plan["fits"][0] | {"spec": spec}]}))
+    assert read["fits"][0]["spec"]["params"] == {}
+    assert cost_key("d", read["fits"][0]["spec"])
 
 
 def test_a_foreign_file_at_out_is_refused_before_the_probe(tmp_path, capsys):

@@ -131,6 +131,28 @@ def test_bad_timing_arguments_are_one_line(tmp_path, split_path, capsys):
     assert not (tmp_path / "t.json").exists()
 
 
+
+@pytest.mark.parametrize("spec, message", [
+    ({"method": "same"}, "missing field(s) budget, doc_topic_prior, n_components, seed, "
+                         "topic_word_prior"),
+    ({"bogus": 1}, "unknown field(s) bogus; known: backend, budget, checkpoints, "
+                   "doc_topic_prior, document_order, label, method, n_components, params, "
+                   "seed, threads, topic_word_prior, train_fraction, validation_fraction"),
+])
+def test_an_entry_spec_is_read_as_fit_reads_a_spec(tmp_path, split_path, capsys, spec, message):
+    """``--entries '{"a": {"spec": {"method": "same"}}}'`` (or an extra field "bogus") was a
+    TypeError traceback from RunSpec(**spec): read by RunSpec.from_dict, one line naming
+    --entries and the entry, nothing written."""
+    if "bogus" in spec:
+        spec = {**_entries()["same"]["spec"], **spec}
+    rc = main(["--split", str(split_path), "--entries", json.dumps({"a": {"spec": spec}}),
+               "--seeds", "0", "--out", str(tmp_path / "t.json")])
+    assert rc == 2
+    assert capsys.readouterr().err == ("python -m same.experiments.timing: error: --entries: "
+                                       f"entry 'a': {message}\n")
+    assert not (tmp_path / "t.json").exists()
+
+
 GOOD_ROUND = {"round": 0, "seed": 0, "points": [1, 2], "seconds": [0.5, 1.0],
               "machine_load": {"other_cores": 0.01}}
 

@@ -400,3 +400,19 @@ def test_captions_name_the_seeds_and_m_of_the_runs_each_figure_reads(committed_r
         checked.append(rule)
     assert FIGURE_RULES | {"table1", "table2", "time_to_quality", "tuning"} <= set(checked), \
         checked
+
+
+def test_a_markdown_file_that_is_not_utf8_is_named(tmp_path, capsys):
+    """``python -m same.report.html bad.md x.html`` said "error: 'utf-8' codec can't decode
+    byte 0xff ..." naming no file; the page's reader is the spec file's
+    (same.io.textinput.read_utf8)."""
+    from same.report.html import main
+
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"# T\n\xff\n")
+    with pytest.raises(SystemExit) as e:
+        main([str(bad), str(tmp_path / "x.html")])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == (f"python -m same.report.html: error: Markdown file {bad}: "
+                                       "not UTF-8 text (invalid start byte at byte 4)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.md"]
