@@ -24,8 +24,9 @@ import math
 import numpy as np
 
 from .captions import figure_caption
+from .crossover_text import FINDINGS, describe_crossover
 from .paper import METHOD_NAMES, STUDY_CGS_EPS
-from .study_figure import FINDINGS, plot_study
+from .study_figure import plot_study
 from .tables import write_table
 from .traces import final_lls
 from .traces import per_parameter_text as _tpp
@@ -130,43 +131,6 @@ def crossover(scale, diff, threshold: float = 0.0, bounds=None) -> dict:
     at = math.exp(math.log(s0) + frac * (math.log(s1) - math.log(s0)))
     return {"status": "from", "from_scale": s1, "below_scale": s0, "at_scale": at,
             "exceptions": [p for p, a in zip(pts[:i], above[:i]) if a], **noise}
-
-
-def describe_crossover(c: dict, what: str) -> str:
-    """One phrase for a :func:`crossover` result (``what``: what holds above the threshold),
-    with the points within seed noise and what judged the noise, where it has them."""
-    return _describe(c, what) + _noise_text(c)
-
-
-def _describe(c: dict, what: str) -> str:
-    if c["status"] == "always":
-        return f"{what} at every point (from {_tpp(c['from_scale'])} tokens/parameter)"
-    if c["status"] == "never":
-        top = c["below_scale"]
-        undecided = any(s == top for s, _ in c.get("within") or ())
-        at_top = (f"undetermined at the largest scale studied ({_tpp(top)} tokens/parameter: "
-                  "within seed noise)" if undecided else
-                  f"not at the largest scale studied ({_tpp(top)} tokens/parameter)")
-        if not c["exceptions"]:
-            return (f"{what} at no point studied (up to {_tpp(top)} tokens/parameter)"
-                    if not undecided else f"{what} at no point studied above the noise; "
-                    + at_top)
-        return (f"{what} {at_top}; it holds at {len(c['exceptions'])} smaller point(s)")
-    text = (f"{what} from {_tpp(c['from_scale'])} tokens/parameter on (not at "
-            f"{_tpp(c['below_scale'])}; crossing ≈ {_tpp(c['at_scale'])})")
-    if c["exceptions"]:
-        text += (f"; also at {len(c['exceptions'])} smaller point(s): "
-                 + ", ".join(_tpp(s) for s, _ in c["exceptions"]))
-    return text
-
-
-def _noise_text(c: dict) -> str:
-    """The points within seed noise, and what the noise was judged by (``c["basis"]``, set by
-    :func:`study_findings`); nothing for a bare :func:`crossover`."""
-    text = ""
-    if c.get("within"):
-        text += "; within seed noise at " + ", ".join(_tpp(s) for s, _ in c["within"])
-    return text + (f" ({c['basis']})" if c.get("basis") else "")
 
 
 def study_findings(rows: list[dict], finals: dict | None = None,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .paper import METHOD_NAMES, STUDY_CGS_EPS
+from .crossover_text import FINDINGS, describe_crossover
+from .paper import METHOD_NAMES
 from .plotting import STYLES, _save
 from .traces import PAPER_TOKENS_PER_PARAMETER
 from .verdicts import METRICS
@@ -52,13 +53,6 @@ def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | 
 #: each training fraction, in ascending order.
 _K_STYLES = ("-", "--", ":", "-.")
 _FRACTION_MARKERS = ("v", "s", "D", "o")
-#: Each finding of :func:`~.study.study_findings`: its key, what holds above its threshold (the
-#: phrase the table and claims.md print, :func:`~.study.describe_crossover`), its colour.
-FINDINGS = (("vb_batch", "SAME above VB batch", "#009E73"),
-            ("both_vb", "SAME above both VB methods (C1)", "#0072B2"),
-            ("cgs", f"SAME within {STUDY_CGS_EPS} nats/token of CGS (C3)", "#D55E00"))
-
-
 def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
     """The vertical marks of a panel, each named on it: every crossing (:func:`crossover`
     status "from"), the main comparison's scale, the paper's NYTimes scale; under the panel,
@@ -66,7 +60,6 @@ def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
     each point against its interval), and what judged the seed noise."""
     import textwrap
 
-    from .study import describe_crossover
 
     trans = ax.get_xaxis_transform()
     lines, basis = [], None
