@@ -210,6 +210,9 @@ def render_findings(results: Path, dataset: str, claims: Path, other: str | None
     if held:
         text.append("Claims under document completion: " + "; ".join(
             f"{name}, {h}" for name, h in held.items()) + ".")
+    once = re.search(r"^- Judged once, across datasets: (.*)\.$", claims_md, re.M)
+    if once:
+        text.append(f"Judged once, across datasets: {once.group(1)}.")
     order = _order(configuration_frame(df, "published"))
     if order:
         text.append(order)

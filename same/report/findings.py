@@ -112,13 +112,27 @@ def _claims_held(verdicts, name: str, configuration: str, metric: str) -> str:
             continue
         if v.metric not in (metric, None):
             continue
-        notes = (["fragile"] if v.fragile else []) + (
-            [f"from the GPU measurement on {v.gpu_device}, not this corpus's runs"]
-            if v.gpu_device else [])
-        key = (v.claim + (f" vs {v.vb}" if v.vb else "")
-               + (f" ({'; '.join(notes)})" if notes else ""))
-        by.setdefault(v.outcome, []).append(key)
+        by.setdefault(v.outcome, []).append(_named(v))
     return "; ".join(f"{o.value}: {', '.join(sorted(by[o]))}" for o in Outcome if o in by)
+
+
+def _named(v) -> str:
+    """"C1 vs gensim (fragile)": a verdict's claim, VB implementation and notes."""
+    notes = (["fragile"] if v.fragile else []) + (
+        [f"from the GPU measurement on {v.gpu_device}, not a corpus's runs"]
+        if v.gpu_device else [])
+    return (v.claim + (f" vs {v.vb}" if v.vb else "")
+            + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def across_datasets_line(verdicts) -> str | None:
+    """The finding's line for the claims judged once across datasets (C9; C6 read from the
+    committed GPU measurement), or None when there is none."""
+    once = [v for v in verdicts if v.dataset is None]
+    if not once:
+        return None
+    return "- Judged once, across datasets: " + "; ".join(
+        f"{_named(v)}: {v.outcome.value}" for v in once) + "."
 
 
 def findings_lines(name: str, df, verdicts, scale_text: str, timing=None) -> list[str]:

@@ -14,7 +14,7 @@ from same.io.outputs import check_target, text_kind, write_text
 
 from .captions import FIGURE_CLAIMS
 from .claim_c9 import claim_c9
-from .findings import findings_lines, order_effects
+from .findings import across_datasets_line, findings_lines, order_effects
 from .gpu import newest_gpu_measurement
 from .judge import gpu_judged_once, judge_dataset, vb_comparison
 from .paper import METHOD_NAMES
@@ -244,6 +244,8 @@ def render_claims(verdicts: list[Verdict], setting: str, scales: dict | None = N
         for name, df in frames.items():
             lines += findings_lines(name, df, verdicts, _scale_text(scales.get(name)),
                                     timings.get(name))
+        once = across_datasets_line(verdicts)
+        lines += ["### Across datasets", "", once, ""] if once else []
     lines += ["## Summary", ""] + _summary_rows(verdicts, where) + [""]
     lines += _corpora_section(verdicts, where)
     lines += _metric_section(verdicts) + _configuration_section(verdicts, tuned or {})

@@ -236,3 +236,6 @@ def test_one_gpu_measurement_is_one_verdict_not_one_per_corpus(tmp_path):
     assert md.count("### C6") == 1
     across = md.split("## Across corpora")[1].split("\n## ")[0]
     assert "C6" not in across
+    # the finding that opens claims.md names it once, with the claims judged across datasets
+    assert (f"- Judged once, across datasets: C6 (from the GPU measurement on {DEVICE}, not a "
+            "corpus's runs): reproduced; C9: ") in md
