@@ -181,9 +181,9 @@ def grouped_run(labels) -> LabelRun | None:
     return _run(runs, int(best))
 
 
-def resolve_document_order(document_order: str, corpus_order: str) -> str:
+def resolve_document_order(document_order: str) -> str:
     """"stored", "shuffled" or "file": a run's ``document_order`` with "other" resolved to
-    "shuffled" whatever ``corpus_order`` (the split's order) is.  The other order is one
+    "shuffled" whatever order the split stores (its ``order``).  The other order is one
     shuffle seeded by the run's seed: for a corpus stored in one seeded shuffle a second,
     independent one (a uniform permutation composed with any fixed one is uniform), never
     the corpus's file order, which a folder corpus holds grouped by category."""

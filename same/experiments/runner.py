@@ -210,7 +210,7 @@ def training_order(spec: RunSpec, split: HeldOutSplit, split_path: str | None = 
     training documents under ``spec.document_order`` (:mod:`same.data.order`); refused by
     :func:`check_document_order`.  The stored order is the split's own matrix (a mapped
     split is not copied); another order is a reordered copy."""
-    resolved = resolve_document_order(spec.document_order, split.order)
+    resolved = resolve_document_order(spec.document_order)
     perm = training_permutation(resolved, split.train.shape[0], spec.seed,
                                 split.train_file_positions)
     labels = split.train_labels

@@ -27,6 +27,8 @@ import numpy as np
 
 from same.io.cli import ArgumentParser, real_number, whole_number
 
+from .timing import DEFAULT_ATTEMPTS, DEFAULT_QUIET_WAIT
+
 __all__ = ["measure", "linearity", "split_shape", "load_result", "BENCHMARK"]
 
 #: The result's ``benchmark``: what an earlier result at ``--out`` must say to be replaced.
@@ -44,11 +46,9 @@ def split_shape(path) -> tuple[int, int, int, int]:
             int(np.asarray(train.data, dtype=np.int64).sum()))
 
 
-#: Seconds the benchmark waits for other work to end before its measured passes (the timing
-#: rule's wait, :data:`same.experiments.timing.DEFAULT_QUIET_WAIT`).
-QUIET_WAIT = 30.0
-#: Measurements taken at most: one found shared is taken again (as the timing rule does).
-TRIES = 3
+#: Seconds the benchmark waits for other work to end before its measured passes, and the
+#: measurements it takes at most (one found shared is taken again): the timing rule's.
+QUIET_WAIT, TRIES = DEFAULT_QUIET_WAIT, DEFAULT_ATTEMPTS
 
 
 def measure(factors, base: str = "kos", n_components: int = 64,

@@ -117,16 +117,18 @@ class RunSpec:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        check_seed(self.seed)
+        self.seed = check_seed(self.seed)  # a NumPy integer becomes an int (JSON, meta.json)
         for name in ("doc_topic_prior", "topic_word_prior"):
             v = getattr(self, name)
             _check_int_sizes({name: v})  # an integer α or β reaches numpy as one
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        check_fraction(self.train_fraction, "train_fraction", include_one=True)
+        self.train_fraction = check_fraction(self.train_fraction, "train_fraction",
+                                             include_one=True)
         if self.validation_fraction is not None:
-            check_fraction(self.validation_fraction, "validation_fraction")
+            self.validation_fraction = check_fraction(self.validation_fraction,
+                                                      "validation_fraction")
         if self.document_order not in DOCUMENT_ORDERS:
             raise ValueError(f"document_order must be one of {', '.join(DOCUMENT_ORDERS)}, got "
                              f"{self.document_order!r}")

@@ -1,6 +1,6 @@
 """Claim C9 (cost grows linearly with corpus size), judged across datasets: from SAME's
-seconds per pass measured alone on datasets of one K (:func:`~same.report.timing.per_pass_alone`),
-or from C9's scaling benchmark (:mod:`same.experiments.size_cost`: synthetic corpora of one
+seconds per pass measured alone on several datasets (:func:`~same.report.timing.per_pass_alone`;
+of one K, or of several where no scaling benchmark ran), or from C9's scaling benchmark (:mod:`same.experiments.size_cost`: synthetic corpora of one
 make-up at several sizes), whose seconds are read only where its measurement held the machine
 (its ``machine_load``, :mod:`same.experiments.machine_load`), as every other seconds verdict's.
 """
@@ -17,9 +17,10 @@ __all__ = ["claim_c9"]
 
 
 def claim_c9(datasets: dict, scaling=None) -> Verdict:
-    """Seconds per token per pass across datasets of one K (each dataset's ``info["timing"]``,
-    its loaded timing.json), or across the synthetic sizes of the scaling result ``scaling``
-    (a path); not judged where the seconds were not measured alone.
+    """Seconds per token per pass across datasets (each dataset's ``info["timing"]``, its
+    loaded timing.json) where they share one K or no scaling result was given, else across
+    the synthetic sizes of the scaling result ``scaling`` (a path); not judged where the
+    seconds were not measured alone.
 
     Raises
     ------

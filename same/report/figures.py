@@ -44,8 +44,8 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
     numbers : a sentence of numbers from the results, drawn after the caption
     noise : optional {metric: (half-width, whose seeds)}: a one-seed figure's seed noise
         (:func:`~.stats.seed_noise`), drawn in its zooms
-    marks : optional (figure, panel axes) → legend entries: drawn on the panels after the
-        lines (e.g. :func:`~.plateau.mark_plateaus`)
+    marks : optional function (panel axes by row, metrics) → legend entries: drawn on the
+        panels after the lines (e.g. :func:`~.plateau.plateau_marks`'s)
     """
     import matplotlib
 

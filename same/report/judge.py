@@ -80,8 +80,8 @@ def gpu_judged_once(verdicts: list[Verdict]) -> list[Verdict]:
     first = gpu[0]
     merged = replace(first, dataset=None, ours=(
         *first.ours[:-1], *(f"{v.dataset}: {v.ours[-1]}" for v in gpu)),
-        numbers={**first.numbers, "cpu_sweep": {v.dataset: v.numbers.get("cpu_sweep", {})
-                                                for v in gpu}})
+        numbers={**first.numbers, "datasets": [v.dataset for v in gpu],
+                 "cpu_sweep": {v.dataset: v.numbers.get("cpu_sweep", {}) for v in gpu}})
     at = verdicts.index(first)
     return [merged if i == at else v for i, v in enumerate(verdicts)
             if i == at or not any(v is g for g in gpu)]

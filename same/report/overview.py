@@ -87,9 +87,11 @@ def _has_axes(v) -> bool:
 
 
 def _span(v, of_dataset: dict) -> list[str]:
-    """The columns (of verdicts with axes) a verdict without axes fills: its dataset's, or every
-    dataset's for a cross-dataset verdict."""
-    return [c for c, d in of_dataset.items() if d is not None and v.dataset in (None, d)]
+    """The columns (of verdicts with axes) a verdict without axes fills: its dataset's, or for a
+    cross-dataset verdict every dataset's it stands for (:attr:`~.verdicts.Verdict.covers`)."""
+    covers = v.covers
+    return [c for c, d in of_dataset.items() if d is not None and (
+        v.dataset == d or (v.dataset is None and (covers is None or d in covers)))]
 
 
 def _row(v) -> tuple[str, str | None]:

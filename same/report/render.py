@@ -63,7 +63,8 @@ def _summary_rows(verdicts: list[Verdict], where) -> list[str]:
     estimators are reported side by side, never counted as votes."""
     cells: dict = {}
     for v in verdicts:
-        ds = "all datasets" if v.dataset is None else where(v.dataset)
+        ds = (where(v.dataset) if v.dataset is not None else
+              "all datasets" if v.covers is None else ", ".join(map(where, v.covers)))
         row = cells.setdefault((v.claim, ds + (f", VB: {v.vb}" if v.vb else "")), {})
         row[(v.metric, v.configuration)] = v
     head = ["| claim | dataset | " + " | ".join(f"{METRICS_SHORT[m]}, {CONFIGURATIONS[c]}"

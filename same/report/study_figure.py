@@ -53,13 +53,14 @@ def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | 
 #: each training fraction, in ascending order.
 _K_STYLES = ("-", "--", ":", "-.")
 _FRACTION_MARKERS = ("v", "s", "D", "o")
+
+
 def _mark_scales(ax, findings: dict, main_scale: float | None, x) -> None:
     """The vertical marks of a panel, each named on it: every crossing (:func:`crossover`
     status "from"), the main comparison's scale, the paper's NYTimes scale; under the panel,
-    each finding as the table words it (:func:`~.study.describe_crossover`, the same judgement,
-    each point against its interval), and what judged the seed noise."""
+    each finding as the table words it (:func:`~.crossover_text.describe_crossover`, the same
+    judgement, each point against its interval), and what judged the seed noise."""
     import textwrap
-
 
     trans = ax.get_xaxis_transform()
     lines, basis = [], None

@@ -167,6 +167,14 @@ class Verdict:
         return tuple(out)
 
     @property
+    def covers(self) -> tuple[str, ...] | None:
+        """The datasets a verdict judged once across datasets stands for, where it names them
+        (``numbers["datasets"]``: C6 read from the GPU measurement for the datasets whose m
+        sweep ran on a CPU); None: every dataset (C9), or a per-dataset verdict's own."""
+        named = self.numbers.get("datasets") if isinstance(self.numbers, dict) else None
+        return tuple(named) if self.dataset is None and named else None
+
+    @property
     def gpu_device(self) -> str | None:
         """The device of the committed GPU measurement the verdict was read from (C6, when the
         dataset's own m sweep did not run on a GPU), else None: such a verdict is not about

@@ -242,12 +242,11 @@ def test_grouped_is_the_union_bound_on_a_random_order():
 
 
 def test_document_orders_and_their_permutations():
-    assert resolve_document_order("other", "shuffled:0") == "shuffled"  # never file order
-    assert resolve_document_order("other", "file") == "shuffled"
-    assert resolve_document_order("other", "unknown") == "shuffled"
-    assert resolve_document_order("stored", "shuffled:3") == "stored"
+    assert resolve_document_order("other") == "shuffled"  # whatever the stored order
+    assert resolve_document_order("stored") == "stored"
+    assert resolve_document_order("file") == "file"
     with pytest.raises(ValueError, match="document_order must be one of stored, shuffled, "):
-        resolve_document_order("random", "file")
+        resolve_document_order("random")
     assert training_permutation("stored", 5, 0) is None
     assert training_permutation("file", 5, 0) is None  # no positions: file order already
     positions = np.array([3, 0, 4, 1, 2])

@@ -198,3 +198,13 @@ def test_cli_split_of_a_corpus_spec_records_the_order(tmp_path, capsys):
         split = load_split(out)
         assert split.order == order and split.label_names == ("a", "b")
         assert printed[1]["sha256"] == split.checksum()
+
+
+def test_numpy_scalars_in_a_spec_become_json_numbers():
+    """A seed or fraction given as a NumPy scalar is checked and kept as a Python number, so
+    the spec, meta.json and a spec read back from it agree (it was written as a string)."""
+    s = RunSpec(method="same", n_components=4, doc_topic_prior=0.1, topic_word_prior=0.1,
+                seed=np.int64(3), budget=1, train_fraction=np.float32(0.5))
+    s.validate()
+    assert type(s.seed) is int and type(s.train_fraction) is float
+    assert RunSpec.from_json(s.to_json()) == s

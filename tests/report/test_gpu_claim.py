@@ -239,3 +239,26 @@ def test_one_gpu_measurement_is_one_verdict_not_one_per_corpus(tmp_path):
     # the finding that opens claims.md names it once, with the claims judged across datasets
     assert (f"- Judged once, across datasets: C6 (from the GPU measurement on {DEVICE}, not a "
             "corpus's runs): reproduced; C9: ") in md
+
+
+def test_a_corpus_whose_sweep_ran_on_a_gpu_keeps_its_own_c6(tmp_path):
+    """Of two corpora, one's m sweep ran on a CPU (C6 read from the GPU measurement) and the
+    other's on CuPy (C6 judged from its own runs): the merged verdict stands for the first
+    only, in claims.md's summary and in the overview's cells, and the second keeps its own."""
+    from same.report.overview import verdict_grid
+
+    plant(tmp_path / "gpu", "h100_2026-11-27", PAPER_LIKE)
+    datasets = {"toy": {"df": frame(-7.55, -7.60).assign(dataset="toy"), **INFO},
+                "gpu": {"df": frame(-7.55, -7.60, backend="cupy").assign(dataset="gpu"),
+                        **INFO}}
+    verdicts = report.claims(datasets, tmp_path / "claims.md", "s",
+                             gpu=measurement_files(tmp_path / "gpu"))
+    merged, own = sorted((v for v in verdicts if v.claim == "C6"),
+                         key=lambda v: v.dataset or "")
+    assert merged.dataset is None and merged.covers == ("toy",)
+    assert own.dataset == "gpu" and own.gpu_device is None
+    md = (tmp_path / "claims.md").read_text()
+    assert "| C6 | toy | " in md and "| C6 | gpu | " in md
+    rows, columns, cells = verdict_grid(verdicts)
+    c6 = {columns[c].split("\n")[0]: v for (r, c), v in cells.items() if rows[r][0] == "C6"}
+    assert c6["toy"] is merged and c6["gpu"] is own

@@ -701,3 +701,9 @@ def test_a_mean_whose_interval_holds_its_threshold_is_fragile():
             "claim: partly") in wide.fragile
     tight = robust(c2, _c2_frame([1.0, 1.0, 1.02]), {}, "toy")
     assert tight.outcome is REPRODUCED and not any("bound" in f for f in tight.fragile)
+    # the other direction: a mean just above 6 whose interval reaches below it is "partly"
+    # by the mean, and fragile at the end of the interval that works for the claim
+    above = robust(c2, _c2_frame([1.0, 2.6, 1.5]), {}, "toy")
+    assert above.numbers["same"] > RULES["C2"]["max_passes"] and above.outcome is PARTLY
+    assert ("each mean it compares with a threshold read at its 95% t bound for the claim: "
+            "reproduced") in above.fragile
