@@ -100,10 +100,18 @@ _OFFSETS = "vb_online: {offset: [1, 10, 20, 30]}, sklearn_online: {learning_offs
      "tuning.grids.same: {'learning_power': 0.5, 'batch_size': 0.05} give one run label "
      "'tune_same_learning_power0.5_batch_size0.05' (labels show numbers to 6 significant "
      "digits); make them differ"),
+    # C9's factors the scaling job cannot draw: refused with its own check (size_cost's)
+    ("scaling: {factors: [0.0001, 1]}\n",
+     "config scaling.factors: factor 0.0001 makes 0.343 documents of kos's 3430, fewer than "
+     "one; give factors of at least 1/3430"),
+    ("scaling: {factors: [1, 1.0e+15]}\n",
+     "config scaling.factors: factor 1e+15 makes 4.68e+20 tokens of kos's make-up, beyond a "
+     "64-bit count"),
 ], ids=["synthetic-named-kos", "m-label-collision", "sensitivity-label-collision",
         "repeated-seed", "int-batch-fraction",
         "estimator-refuses", "schema-minimum", "schema-strict-integer", "scaling-base",
-        "tuning-name-no-folder", "tuning-name-like-a-number"])
+        "tuning-name-no-folder", "tuning-name-like-a-number", "scaling-factor-no-document",
+        "scaling-factor-64-bit"])
 def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
     """What the user sees for a bad config: one line naming the key, exit status 1, no
     traceback, no job (not even the DAG)."""
