@@ -238,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=whole_number(1), default=1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    if args.name is not None and not args.split:  # it named nothing: a UCI base is its own name
+        ap.error("--name names the base of --split; give it with --split only")
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring
     shape, name = None, args.base
     if args.split:
