@@ -20,6 +20,7 @@ Usage: ``python asv_uninstall.py PROJECT``; exit status is pip's (asv accepts an
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import shutil
 import subprocess
@@ -39,11 +40,13 @@ def owned_packages(project: str) -> list[Path]:
     return sorted(Path(dist.locate_file(top)) for top in tops)
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python asv_uninstall.py PROJECT", file=sys.stderr)
-        return 2
-    project = argv[1]
+def main(argv: list[str] | None = None) -> int:
+    # argparse itself: this runs in asv's environments, where ``same`` may be absent or
+    # another commit's (same.io.cli's parser is not importable here)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.error = lambda message: ap.exit(2, f"{ap.prog}: error: {message}\n")
+    ap.add_argument("project", metavar="PROJECT", help="the distribution to uninstall")
+    project = ap.parse_args(argv).project
     folders = owned_packages(project)
     rc = subprocess.call([sys.executable, "-m", "pip", "uninstall", "-y", project])
     for folder in folders:
@@ -54,4 +57,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

@@ -126,8 +126,10 @@ def model(positive: float, n_inner: int = N_INNER) -> dict:
 
 def main(argv=None) -> int:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--positive", type=real_number(1), default=8.0,
-                    help="(nonzero, topic) pairs with a positive draw per nonzero, high end")
+    most = min(shape["n_topics"] for shape in launch.paper_shapes().values())
+    ap.add_argument("--positive", type=real_number(1, most), default=8.0,
+                    help="(nonzero, topic) pairs with a positive draw per nonzero, high end: "
+                         f"at most K = {most}, the topics a nonzero can draw")
     ap.add_argument("--out", default="results/gpu/model.json")
     args = ap.parse_args(argv)
 

@@ -1,7 +1,10 @@
 """One NYTimes-shaped minibatch (15,000 documents, K = 256, m = 100) through the per-nonzero
 sampler and one summed T sweep, twice each, for a profiler to read on a GPU machine
 (benchmarks/gpu_session.sh with PROFILE=1 runs it under Nsight Compute, ``ncu``, and keeps
-its per-kernel report: occupancy, warp stall reasons, memory throughput)."""
+its per-kernel report: occupancy, warp stall reasons, memory throughput).
+
+    python benchmarks/gpu_profile.py      # needs CuPy and a CUDA device; takes no options
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_kernels import problem, sync  # noqa: E402
 
+from same.io.cli import ArgumentParser  # noqa: E402
 
-def main() -> None:
-    import cupy as cp
+
+def main(argv=None) -> None:
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.parse_args(argv)
+    from same.model.backend import BackendUnavailableError, get_xp
+
+    try:  # no CuPy or no device: one line, exit 2, before any work
+        cp = get_xp("cupy")
+    except BackendUnavailableError as exc:
+        ap.error(str(exc))
 
     from same.data.corpus import REGISTRY
     from same.data.synthetic import shaped_corpus

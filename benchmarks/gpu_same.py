@@ -108,12 +108,15 @@ def _args():
     ap.add_argument("--scale", type=real_number(0, 1, low_open=True), default=1.0,
                     help="fraction of the shape's D and NNZ")
     ap.add_argument("--backend", default="cupy", choices=BACKENDS)
-    ap.add_argument("--n-topics", type=whole_number(1), default=256)
+    from same.model.kernels.cuda_host import MAX_TOPICS
+
+    m_value = real_number(0, 2.0**30, low_open=True, high_open=True)  # int32 counts of m
+    ap.add_argument("--n-topics", type=whole_number(1, MAX_TOPICS), default=256,
+                    help=f"K, at most {MAX_TOPICS} (the CUDA sampler's)")
     ap.add_argument("--n-inner", type=whole_number(1), default=5)
-    ap.add_argument("--m-values", type=real_number(0, low_open=True), nargs="+",
-                    default=[1, 5, 20, 100, 500], help="m of the per-nonzero sampler (Table 2, C6)")
-    ap.add_argument("--summed-m-values", type=real_number(0, low_open=True), nargs="+",
-                    default=[1, 100])
+    ap.add_argument("--m-values", type=m_value, nargs="+", default=[1, 5, 20, 100, 500],
+                    help="m of the per-nonzero sampler (Table 2, C6), each below 2^30")
+    ap.add_argument("--summed-m-values", type=m_value, nargs="+", default=[1, 100])
     ap.add_argument("--samplers", nargs="+", default=["nonzero", "summed"], choices=SAMPLERS)
     ap.add_argument("--passes", type=whole_number(2), default=2,
                     help="passes per setting; the first warms up")
@@ -121,7 +124,14 @@ def _args():
     ap.add_argument("--skip", nargs="+", default=[], choices=["kernels", "agreement_with_cpu"],
                     help="sections not to measure")
     ap.add_argument("--out", default=None)
-    return ap.parse_args()
+    args = ap.parse_args()
+    from same.model.backend import BackendUnavailableError, check_backend
+
+    try:  # no CuPy or no device: one line, before any work
+        check_backend(args.backend)
+    except BackendUnavailableError as exc:
+        ap.error(str(exc))
+    return args
 
 
 def seconds_per_pass(args, counts, batch) -> tuple[dict, dict]:

@@ -29,6 +29,11 @@
 # A tiny snakemake run is not part of it: snakemake's wheels (and theirs) would not fit beside
 # the tree within the device tool's 64 MiB.
 set -uo pipefail
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then  # the comment above, nothing run
+  echo "usage: benchmarks/gpu_session.sh [OUT]  (OUT: default results/gpu/session)"
+  awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"
+  exit 0
+fi
 out="${1:-results/gpu/session}"
 mkdir -p "$out"
 T0=$(date +%s)

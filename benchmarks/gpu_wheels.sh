@@ -4,6 +4,12 @@
 # .whl/ (the wheels the device image lacks, for CPython 3.12 on manylinux x86_64) and
 # .gpudata/uci/ (KOS's UCI files, from SAME_DATA_DIR or ../shared/datasets/uci).
 set -euo pipefail
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then  # the comment above, nothing run
+  echo "usage: benchmarks/gpu_wheels.sh  (no arguments)"
+  awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"
+  exit 0
+fi
+(( $# == 0 )) || { echo "gpu_wheels.sh: takes no arguments, got $*" >&2; exit 2; }
 mkdir -p .whl .gpudata/uci
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \

@@ -107,8 +107,9 @@ BENCHMARK = "corpus parse (same.corpus.read_docword), synthetic docword files"
 
 def main() -> None:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lines", type=whole_number(5), default=10_000_000,
-                    help="lines of the larger file (the smaller has a fifth)")
+    ap.add_argument("--lines", type=whole_number(5, NYTIMES_LINES), default=10_000_000,
+                    help="lines of the larger file (the smaller has a fifth), at most "
+                         "NYTimes' (the size the two runs extrapolate to)")
     ap.add_argument("--out", default="results/bench/parse.json")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -166,7 +166,8 @@ def _args():
 
     ap.add_argument("--dataset", default="kos", choices=sorted(REGISTRY))
     ap.add_argument("--n-topics", type=whole_number(1), default=64)
-    ap.add_argument("--n-samples", type=real_number(0, low_open=True), default=100.0)
+    ap.add_argument("--n-samples", type=real_number(0, 2.0**30, low_open=True, high_open=True),
+                    default=100.0, help="m, below 2^30 (int32 counts of m per token)")
     ap.add_argument("--n-inner", type=whole_number(1), default=5)
     ap.add_argument("--passes", type=whole_number(2), default=6,
                     help="passes per speed measurement (the first is not timed)")
@@ -174,7 +175,19 @@ def _args():
     ap.add_argument("--cgs-iterations", type=whole_number(1), default=1000)
     ap.add_argument("--quick", action="store_true", help="speed only (no quality runs)")
     ap.add_argument("--out", default="results/bench/same_cpu.json")
-    return ap.parse_args()
+    args = ap.parse_args()
+    check_topics(ap, args.n_topics, REGISTRY[args.dataset].n_words)
+    return args
+
+
+def check_topics(ap, n_topics: int, n_words: int) -> None:
+    """--n-topics whose φ alone needs more memory than is available: one line, exit 2."""
+    from same.model.fit_memory import check_fit_memory
+
+    try:
+        check_fit_memory("same", n_topics, n_words)
+    except MemoryError as exc:
+        ap.error(f"argument --n-topics: {exc}")
 
 
 def _speed(data, args, batch_docs) -> dict:

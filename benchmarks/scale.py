@@ -256,6 +256,12 @@ def main(argv=None) -> int:
     ap.add_argument("--n-topics", type=whole_number(1), default=256)
     ap.add_argument("--out", default="results/bench/scale.json")
     args = ap.parse_args(argv)
+    from same.model.fit_memory import check_fit_memory
+
+    try:  # a K whose φ alone needs more than this machine has: one line, before any work
+        check_fit_memory("same", args.n_topics, NYTIMES["n_words"])
+    except MemoryError as exc:
+        ap.error(f"argument --n-topics: {exc}")
 
     from same.experiments.provenance import provenance, write_json
     from same.io.outputs import check_option, json_kind

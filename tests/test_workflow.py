@@ -56,6 +56,9 @@ def test_bad_config_fails_before_any_job(override, pattern):
     assert "Traceback" not in out and 'File "' not in out, out
 
 
+_OFFSETS = "vb_online: {offset: [1, 10, 20, 30]}, sklearn_online: {learning_offset: [1, 10, 20, 30]}"
+
+
 @pytest.mark.parametrize("bad, message", [
     # a synthetic corpus named like a UCI one would overwrite the real corpus's results/<name>/
     ("datasets: [kos]\nsynthetic: {kos: {like: kos, fraction: 0.5, n_topics: 8}}\n",
@@ -85,9 +88,30 @@ def test_bad_config_fails_before_any_job(override, pattern):
     ("scaling: {factors: [1, 2], base: mine}\n",
      "config scaling.base: 'mine' is neither a dataset of this profile (kos) nor a UCI corpus "
      "(kos, nips, enron, nytimes, pubmed)"),
+    # a name in a tuning grid is a label's text as it is: one that is no folder name, or one
+    # that prints like another value, is refused as a number would be
+    (f"tuning: {{grids: {{same: {{sampler: [nonzero, Summed]}}, {_OFFSETS}}}}}\n",
+     "config tuning.grids.same: {'sampler': 'Summed', 'learning_power': 0.3, 'batch_size': "
+     "0.05} gives the run label 'tune_same_samplerSummed_learning_power0.3_batch_size0.05', "
+     "not a folder name of lowercase letters, digits, '_' and '.' (numbers below 1e-4 or from "
+     "1e6 print with an exponent)"),
+    ("tuning: {grids: {same: {learning_power: [0.3, 0.5, '0.5']}}}\n",
+     "config tuning.grids.same: {'learning_power': '0.5', 'batch_size': 0.05} and "
+     "tuning.grids.same: {'learning_power': 0.5, 'batch_size': 0.05} give one run label "
+     "'tune_same_learning_power0.5_batch_size0.05' (labels show numbers to 6 significant "
+     "digits); make them differ"),
+    # C9's factors the scaling job cannot draw: refused with its own check (size_cost's)
+    ("scaling: {factors: [0.0001, 1]}\n",
+     "config scaling.factors: factor 0.0001 makes 0.343 documents of kos's 3430, fewer than "
+     "one; give factors of at least 1/3430"),
+    ("scaling: {factors: [1, 1.0e+15]}\n",
+     "config scaling.factors: factor 1e+15 makes 4.68e+20 tokens of kos's make-up, beyond a "
+     "64-bit count"),
 ], ids=["synthetic-named-kos", "m-label-collision", "sensitivity-label-collision",
         "repeated-seed", "int-batch-fraction",
-        "estimator-refuses", "schema-minimum", "schema-strict-integer", "scaling-base"])
+        "estimator-refuses", "schema-minimum", "schema-strict-integer", "scaling-base",
+        "tuning-name-no-folder", "tuning-name-like-a-number", "scaling-factor-no-document",
+        "scaling-factor-64-bit"])
 def test_config_errors_are_one_line_before_any_job(tmp_path, bad, message):
     """What the user sees for a bad config: one line naming the key, exit status 1, no
     traceback, no job (not even the DAG)."""
@@ -182,6 +206,21 @@ def planned_specs(out: str) -> dict[str, dict]:
         spec = json.loads(text)
         specs.setdefault(spec["label"], spec)
     return specs
+
+
+def test_a_tuning_grid_of_sampler_names_is_planned(tmp_path):
+    """``tuning: {grids: {same: {sampler: [nonzero, summed]}, ...}}`` (the schema allows a
+    string) stopped the dry run with "Unknown format code 'g' for object of type 'str'",
+    naming no key: each name is now its label's text."""
+    (tmp_path / "grid.yaml").write_text(
+        f"tuning: {{grids: {{same: {{sampler: [nonzero, summed]}}, {_OFFSETS}}}}}\n")
+    res = smk("-n", "-p", "--directory", str(tmp_path / "w"), "--snakefile",
+              str(REPO / "Snakefile"), "--configfile", str(tmp_path / "grid.yaml"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    specs = planned_specs(res.stdout)
+    for sampler in ("nonzero", "summed"):
+        label = f"tune_same_sampler{sampler}_learning_power0.5_batch_size0.1"
+        assert specs[label]["params"]["sampler"] == sampler
 
 
 def test_absent_same_keys_take_the_estimators_defaults(tmp_path):

@@ -278,6 +278,11 @@ status() {
   return $state
 }
 
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then  # the comment above, nothing run
+  echo "usage: tools/slurm_cluster.sh start|stop|status DIR"
+  awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"
+  exit 0
+fi
 [[ $# -eq 2 ]] || usage
 DIR=$(realpath -m -- "$2")
 case "$1" in

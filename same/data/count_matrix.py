@@ -25,6 +25,7 @@ artefacts and in the kernels' dispatch).
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from contextlib import contextmanager
@@ -264,6 +265,8 @@ def _features(estimator, X, reset: bool, name: str) -> None:
     the argument's own name in its "X has 6 features" message."""
     from sklearn.utils.validation import validate_data
 
+    if not reset:
+        _check_names_as_fit(getattr(estimator, "feature_names_in_", None), X, name)
     try:
         validate_data(estimator, X, skip_check_array=True, reset=reset)
     except ValueError as exc:
@@ -271,6 +274,22 @@ def _features(estimator, X, reset: bool, name: str) -> None:
         if name == "X" or not msg.startswith("X has "):
             raise
         raise CountsError(name + msg[1:]) from None
+
+
+def _check_names_as_fit(fit_names, X, name: str) -> None:
+    """A DataFrame's column names against those fit recorded, in order: the first that
+    differs named in one line (scikit-learn's "The feature names should match" spans lines)."""
+    columns = getattr(X, "columns", None)
+    if fit_names is None or columns is None or not all(isinstance(c, str) for c in columns):
+        return  # no names on one side: scikit-learn's warning
+    fit_names, given = list(fit_names), list(columns)
+    for i, (want, got) in enumerate(itertools.zip_longest(fit_names, given)):
+        if want != got:
+            is_ = "is missing" if got is None else f"is {got!r}"
+            had = "none" if want is None else repr(want)
+            raise CountsError(f"{name}: column {i} {is_}, where fit had {had} (fit had "
+                              f"{len(fit_names)} columns, {name} has {len(given)}); give the "
+                              "columns fit was given, in its order")
 
 
 def validate_counts(X, name: str = "X", require_tokens: bool = True, *, estimator=None,

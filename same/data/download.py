@@ -13,7 +13,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from same.io.cache import cache_dir
+from same.io.cache import cache_dir, usable_cache_dir
 from same.io.outputs import Kind, write_file
 
 from .docword import CorpusFormatError, CorpusNotFoundError
@@ -122,6 +122,7 @@ def fetch(name: str, kind: str = "docword", data_dir: str | os.PathLike | None =
     target = cache_dir()
     failures = []
     if download:
+        target = usable_cache_dir()  # a file there: one line naming it, not one per source
         for url, member in info.sources(filename):
             try:
                 return _retrieve(url, member, filename, sha, target)

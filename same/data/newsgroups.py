@@ -91,6 +91,9 @@ def _download(archive: Archive, download: bool, data_dir) -> Path:
 
     url, target = archive.source(), cache_dir()
     if download:
+        from same.io.cache import usable_cache_dir
+
+        target = usable_cache_dir()  # a file there: one line naming it
         target.mkdir(parents=True, exist_ok=True)
         try:
             return Path(pooch.retrieve(url, known_hash=f"sha256:{archive.sha256}",

@@ -146,6 +146,31 @@ def backend_problem(config: dict) -> str | None:
     return None
 
 
+def _check_scaling(config: dict, datasets: list) -> None:
+    """C9's factors and base: each factor one the scaling job can draw
+    (:func:`same.experiments.size_cost.check_factors`, with a UCI base's registered shape; a
+    split's shape is checked by the job), the base a dataset of the profile or a UCI corpus."""
+    from same.data.corpus import REGISTRY
+
+    from .size_cost import check_factors
+
+    scaling = config.get("scaling") or {}
+    factors = scaling.get("factors", [])
+    _distinct("scaling.factors", factors)
+    base = scaling.get("base")
+    if base is not None and base not in datasets and base not in REGISTRY:
+        raise ValueError(f"config scaling.base: {base!r} is neither a dataset of this profile "
+                         f"({', '.join(datasets)}) nor a UCI corpus ({', '.join(REGISTRY)})")
+    base = base or datasets[0]
+    own = {**(config.get("synthetic") or {}), **(config.get("corpora") or {})}
+    info = None if base in own else REGISTRY.get(base)  # the workflow's registered shapes
+    shape = None if info is None else (info.n_docs, info.n_words, info.nnz, info.n_tokens)
+    try:
+        check_factors(factors, shape, base)
+    except ValueError as exc:
+        raise ValueError(f"config scaling.factors: {exc}") from None
+
+
 def check_config(config: dict, schema: str | Path | None = None) -> dict[str, dict]:
     """Every check of a workflow config, before any job; returns :func:`plan_runs`' table.
 
@@ -187,11 +212,7 @@ def check_config(config: dict, schema: str | Path | None = None) -> dict[str, di
             describe(name, spec)  # its spec, and a name that is not a UCI corpus's
         except ValueError as exc:
             raise ValueError(f"config {exc}") from None
-    _distinct("scaling.factors", (config.get("scaling") or {}).get("factors", []))
-    base = (config.get("scaling") or {}).get("base")
-    if base is not None and base not in datasets and base not in REGISTRY:
-        raise ValueError(f"config scaling.base: {base!r} is neither a dataset of this profile "
-                         f"({', '.join(datasets)}) nor a UCI corpus ({', '.join(REGISTRY)})")
+    _check_scaling(config, datasets)
     checks = [(f"same.{k}", k, config["same"][k]) for k in SAME_CONFIG_PARAMS
               if k in config["same"]]
     checks += [(f"sensitivity.{param}", param, value)

@@ -76,18 +76,13 @@ def measure(factors, base: str = "kos", n_components: int = 64,
 
     if shape is None and base not in REGISTRY:
         raise ValueError(f"base must be one of {sorted(REGISTRY)}, got {base!r}")
-    if not all(isinstance(f, (int, float)) and np.isfinite(f) and f > 0 for f in factors):
-        raise ValueError(f"factors must be positive finite numbers, got {list(factors)}")
     if passes < 4:
         raise ValueError(f"passes must be at least 4 (>= 2 steady passes), got {passes}")
     if shape is None:
         info = REGISTRY[base]
         shape = (info.n_docs, info.n_words, info.nnz, info.n_tokens)
+    check_factors(factors, shape, base)
     D, W, NNZ, tokens = shape
-    for f in factors:
-        if tokens * f >= 2 ** 63:
-            raise ValueError(f"factor {f:g} makes {tokens * f:.3g} tokens of {base}'s make-up, "
-                             "beyond a 64-bit count")
     batch_size = paper_batch_size(D)  # the base's minibatch size: more minibatches per pass
     SameLDA(n_components=n_components, n_copies=n_copies, max_iter=passes, sampler=sampler,
             batch_size=batch_size, random_state=seed)._validate_params()  # before any draw
@@ -120,6 +115,30 @@ def measure(factors, base: str = "kos", n_components: int = 64,
                                     "interleaved": True, "sampler": sampler, "threads": threads,
                                     "batch_size": batch_size},
                        "sizes": rows, "fit": linearity(rows), "machine_load": load})
+
+
+def check_factors(factors, shape=None, base: str = "the base") -> None:
+    """Refuse a size factor :func:`measure` cannot draw: not a positive finite number, or,
+    with the base's ``shape`` (D, W, NNZ, tokens), fewer than one document or more tokens
+    than a 64-bit count holds (the workflow's config check calls it too).
+
+    Raises
+    ------
+    ValueError
+        One line naming the factor.
+    """
+    for f in factors:
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not np.isfinite(f) or f <= 0:
+            raise ValueError(f"factors must be positive finite numbers, got {list(factors)}")
+        if shape is None:
+            continue
+        n_docs, tokens = shape[0], shape[3]
+        if n_docs * f < 1:
+            raise ValueError(f"factor {f:g} makes {n_docs * f:.3g} documents of {base}'s "
+                             f"{n_docs}, fewer than one; give factors of at least 1/{n_docs}")
+        if tokens * f >= 2 ** 63:
+            raise ValueError(f"factor {f:g} makes {tokens * f:.3g} tokens of {base}'s make-up, "
+                             "beyond a 64-bit count")
 
 
 def _interleaved(corpora, model, passes: int):
@@ -219,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=whole_number(1), default=1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    if args.name is not None and not args.split:  # it named nothing: a UCI base is its own name
+        ap.error("--name names the base of --split; give it with --split only")
     check_option(args.out, json_kind({"benchmark": BENCHMARK}), ap.prog)  # before measuring
     shape, name = None, args.base
     if args.split:

@@ -69,6 +69,11 @@ def grid_points(grid: dict) -> list[dict]:
 
 
 def _value_text(value) -> str:
+    """A grid value in labels and tables: a number to 6 significant digits, a boolean in
+    lowercase, a string (a sampler's name) as it is (a label that is no folder name, or two
+    values printing alike, is refused where the runs are planned)."""
+    if isinstance(value, str):
+        return value
     return str(value).lower() if isinstance(value, bool) else f"{value:g}"
 
 
@@ -247,7 +252,7 @@ def _edges(point: dict, grid: dict[str, list]) -> list[tuple[str, object, str]]:
     out = []
     for param, value in point.items():
         values = list(dict.fromkeys(grid.get(param, [])))
-        if len(values) < 2:
+        if len(values) < 2 or any(isinstance(v, str) for v in values):  # names: no order
             continue
         try:
             lo, hi = min(values), max(values)

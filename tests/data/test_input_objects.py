@@ -147,3 +147,27 @@ def test_dataframe_column_names_mixed_or_repeated_are_one_line(columns, message)
     assert list(named.feature_names_in_) == ["a", "b"]
     assert not hasattr(SameLDA(n_components=2, max_iter=1).fit(
         pd.DataFrame([[1, 2], [3, 4]], columns=[0, 1])), "feature_names_in_")
+
+
+@pytest.mark.parametrize("columns, message", [
+    (["b", "a", "c"], "X: column 0 is 'b', where fit had 'a' (fit had 3 columns, X has 3); "
+                      "give the columns fit was given, in its order"),
+    (["a", "b", "x"], "X: column 2 is 'x', where fit had 'c' (fit had 3 columns, X has 3); "
+                      "give the columns fit was given, in its order"),
+    (["a", "b"], "X: column 2 is missing, where fit had 'c' (fit had 3 columns, X has 2); "
+                 "give the columns fit was given, in its order"),
+    (["a", "b", "c", "d"], "X: column 3 is 'd', where fit had none (fit had 3 columns, X has "
+                           "4); give the columns fit was given, in its order"),
+])
+def test_dataframe_columns_reordered_or_renamed_after_fit_are_one_line(columns, message):
+    """transform (score, partial_fit) of a DataFrame whose columns fit saw in another order or
+    under other names: scikit-learn's 3–5 line "The feature names should match those that
+    were passed during fit"; now the gate's one line naming the first column that differs."""
+    fitted = pd.DataFrame([[1, 2, 3], [3, 4, 5]], columns=["a", "b", "c"])
+    model = SameLDA(n_components=2, max_iter=1, random_state=0).fit(fitted)
+    X = pd.DataFrame([[1] * len(columns), [2] * len(columns)], columns=columns)
+    for method in (model.transform, model.score, model.partial_fit):
+        with pytest.raises(CountsError) as exc:
+            method(X)
+        assert str(exc.value) == message
+    model.transform(fitted)  # the names fit saw, in its order: taken

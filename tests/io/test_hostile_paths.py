@@ -206,3 +206,23 @@ def test_cli_out_with_shell_and_glob_characters_is_taken_literally(tmp_path, spl
     assert {p.name for p in run.iterdir()} == {"trace.csv", "model.npz", "meta.json"}
     assert {p.name for p in tmp_path.iterdir()} == {root.name}
     assert _pwned(tmp_path) == [] and not list(Path.cwd().glob("PWNED"))
+
+
+@pytest.mark.parametrize("under", ["", "/sub"])
+def test_a_cache_dir_that_is_a_file_is_named_once(tmp_path, under):
+    """``SAME_CACHE_DIR`` naming a file (or a path under one): every download source failed
+    with ``FileExistsError: [Errno 17] File exists`` in one long line naming no variable;
+    now one line naming SAME_CACHE_DIR, exit 2, nothing written, no source tried."""
+    (tmp_path / "afile").write_text("mine\n")
+    (tmp_path / "empty").mkdir()
+    cache = f"{tmp_path / 'afile'}{under}"
+    env = {**os.environ, "SAME_CACHE_DIR": cache, "SAME_DATA_DIR": str(tmp_path / "empty")}
+    res = subprocess.run([sys.executable, "-m", "same", "split", "--dataset", "kos", "--out",
+                          "s.npz"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=120)
+    assert res.returncode == 2
+    assert res.stderr == (f"python -m same: error: $SAME_CACHE_DIR {cache}: {tmp_path / 'afile'} "
+                          "is a file, not a folder; set SAME_CACHE_DIR to a folder for downloads "
+                          "and parsed corpora\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "empty"]
+    assert (tmp_path / "afile").read_text() == "mine\n"

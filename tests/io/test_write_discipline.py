@@ -549,14 +549,15 @@ def test_scripts_refuse_a_users_file_before_their_work(tmp_path, source, option)
 #: the work it began: `unknown corpus 'bogus'`, InvalidParameterError, ZeroDivisionError,
 #: CalledProcessError; now argparse's one line, exit 2, before any work.
 _WHOLE, _ABOVE_0 = "must be a whole number of at least", "must be a finite number above 0"
+_BELOW_2_30 = "must be a finite number in (0, 1.07374e+09)"
 SCRIPT_BAD_ARGUMENTS = {
     ("benchmarks/same_cpu.py", "--dataset bogus --quick"):
         "--dataset: invalid choice: 'bogus' (choose from 'enron', 'kos', 'nips', 'nytimes', "
         "'pubmed')",
     ("benchmarks/same_cpu.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
     ("benchmarks/same_cpu.py", "--passes 0"): f"--passes: {_WHOLE} 2, not '0'",
-    ("benchmarks/same_cpu.py", "--n-samples nan"): f"--n-samples: {_ABOVE_0}, not 'nan'",
-    ("benchmarks/same_cpu.py", "--n-samples -5"): f"--n-samples: {_ABOVE_0}, not '-5'",
+    ("benchmarks/same_cpu.py", "--n-samples nan"): f"--n-samples: {_BELOW_2_30}, not 'nan'",
+    ("benchmarks/same_cpu.py", "--n-samples -5"): f"--n-samples: {_BELOW_2_30}, not '-5'",
     ("benchmarks/same_cpu.py", "--n-inner -1"): f"--n-inner: {_WHOLE} 1, not '-1'",
     ("benchmarks/same_cpu.py", "--quality-passes 0"): f"--quality-passes: {_WHOLE} 1, not '0'",
     ("benchmarks/same_cpu.py", "--cgs-iterations 1.5"):
@@ -564,20 +565,32 @@ SCRIPT_BAD_ARGUMENTS = {
     ("benchmarks/scale.py", "--fractions 0 --n-topics 4"):
         "--fractions: must be a whole number from 1 to 150000, not '0'",
     ("benchmarks/scale.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
-    ("benchmarks/parse_speed.py", "--lines 0"): f"--lines: {_WHOLE} 5, not '0'",
+    ("benchmarks/parse_speed.py", "--lines 0"):
+        "--lines: must be a whole number from 5 to 69679427, not '0'",
     ("benchmarks/gpu_same.py", "--scale 0"): "--scale: must be a finite number in (0, 1], not '0'",
     ("benchmarks/gpu_same.py", "--backend tpu"):
         "--backend: invalid choice: 'tpu' (choose from 'numpy', 'cupy')",
-    ("benchmarks/gpu_same.py", "--n-topics 0"): f"--n-topics: {_WHOLE} 1, not '0'",
+    ("benchmarks/gpu_same.py", "--n-topics 0"):
+        "--n-topics: must be a whole number from 1 to 1024, not '0'",
     ("benchmarks/gpu_same.py", "--n-inner 0"): f"--n-inner: {_WHOLE} 1, not '0'",
-    ("benchmarks/gpu_same.py", "--m-values 1 -5"): f"--m-values: {_ABOVE_0}, not '-5'",
+    ("benchmarks/gpu_same.py", "--m-values 1 -5"): f"--m-values: {_BELOW_2_30}, not '-5'",
     ("benchmarks/gpu_same.py", "--summed-m-values inf"):
-        f"--summed-m-values: {_ABOVE_0}, not 'inf'",
+        f"--summed-m-values: {_BELOW_2_30}, not 'inf'",
     ("benchmarks/gpu_same.py", "--samplers fast"):
         "--samplers: invalid choice: 'fast' (choose from 'nonzero', 'summed')",
     ("benchmarks/gpu_same.py", "--passes 1"): f"--passes: {_WHOLE} 2, not '1'",
     ("benchmarks/gpu_model.py", "--positive 0.5"):
-        "--positive: must be a finite number of at least 1, not '0.5'",
+        "--positive: must be a finite number in [1, 256], not '0.5'",
+    # too large: an OverflowError traceback (1e308), int32 counts or a huge temporary file
+    ("benchmarks/gpu_model.py", "--positive 1e308"):
+        "--positive: must be a finite number in [1, 256], not '1e308'",
+    ("benchmarks/gpu_same.py", "--n-topics 1025"):
+        "--n-topics: must be a whole number from 1 to 1024, not '1025'",
+    ("benchmarks/gpu_same.py", "--m-values 1 1e300"): f"--m-values: {_BELOW_2_30}, not '1e300'",
+    ("benchmarks/same_cpu.py", "--n-samples 1073741824"):
+        f"--n-samples: {_BELOW_2_30}, not '1073741824'",
+    ("benchmarks/parse_speed.py", "--lines 1000000000000"):
+        "--lines: must be a whole number from 5 to 69679427, not '1000000000000'",
     ("benchmarks/history.py", "--commits 1"): f"--commits: {_WHOLE} 2, not '1'",
     ("benchmarks/history.py", "--rounds 0"): f"--rounds: {_WHOLE} 1, not '0'",
     ("benchmarks/crash_repeat.py", "--runs 0"): f"--runs: {_WHOLE} 1, not '0'",

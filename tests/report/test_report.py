@@ -563,6 +563,12 @@ def test_c9_does_not_compare_seconds_per_token_across_different_k(tmp_path):
      "'inf'"),
     (["--factors", "1e30"], "factor 1e+30 makes 4.68e+35 tokens of kos's make-up, beyond a "
      "64-bit count"),
+    (["--factors", "0.0001", "1"], "factor 0.0001 makes 0.343 documents of kos's 3430, fewer "
+     "than one; give factors of at least 1/3430"),  # was shaped_corpus's "n_docs must be > 0"
+    (["--factors", "1", "--base", "kos", "--name", "foo"], "--name names the base of --split; "
+     "give it with --split only"),  # was ignored: the result named kos
+    (["--factors", "1", "--name", "foo"], "--name names the base of --split; give it with "
+     "--split only"),
     (["--factors", "1", "--base", "zzz"], "base must be one of ['enron', 'kos', 'nips', "
      "'nytimes', 'pubmed'], got 'zzz'"),
     (["--factors", "1", "--n-components", "0"], "argument --n-components: must be a whole "
