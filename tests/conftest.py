@@ -76,14 +76,19 @@ def uci_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def one_seed_run(tmp_path_factory, uci_dir):
-    """The CI profile (config/ci.yaml) with one seed, run locally once per session (fewer,
-    shorter jobs than its five): the uninterrupted run that tests/test_workflow.py's SIGKILL
-    test and tests/test_slurm.py's SLURM runs are compared with. Read it, never write to it:
-    ``config``, the run's folder ``dir``, the Snakemake arguments ``base`` (all but
-    ``--directory``) and ``env``."""
+    """The CI profile (config/ci.yaml) with one seed and no crossover study, run locally once
+    per session (25 fits and 46 jobs against the full profile's 64 jobs a seed; the
+    end-to-end test runs the crossover study): the uninterrupted run that
+    tests/test_workflow.py's SIGKILL test and tests/test_slurm.py's SLURM runs are compared
+    with. Read it, never write to it: ``config``, the run's folder ``dir``, the Snakemake
+    arguments ``base`` (all but ``--directory``) and ``env``."""
+    import yaml
+
     root = tmp_path_factory.mktemp("one_seed")
     config = root / "one_seed.yaml"
-    config.write_text((REPO / "config/ci.yaml").read_text() + "seeds: [0]\n")
+    profile = yaml.safe_load((REPO / "config/ci.yaml").read_text())
+    config.write_text(yaml.safe_dump({**profile, "seeds": [0], "crossover_study": None},
+                                     sort_keys=False))
     run = root / "run"
     run.mkdir()
     env = dict(os.environ, SAME_DATA_DIR=str(uci_dir))

@@ -3,7 +3,8 @@
 tools/slurm_cluster.sh starts the cluster (munge, MariaDB behind slurmdbd so that ``sacct``
 works, slurmctld, slurmd) in a folder of the test's own and stops it after. The CI profile
 with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with: the
-profile the end-to-end test runs, every rule and study of it, one seed of its five) runs
+profile the end-to-end test runs, every rule and study of it but the crossover study, whose
+fits are more of the same rule, one seed of its five) runs
 through ``--profile`` profiles/slurm, sized to the node, to the end: once with a fit cancelled
 by ``scancel`` mid-fit (retried per the profile) and another cancelled at each of its tries
 (the run fails), then resumed to the end; every fit, the split, rule timing and C9's scaling a
@@ -32,9 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tools/slurm_cluster.sh"
 TOOLS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld",
          "slurmd", "sbatch", "srun", "sacct", "sacctmgr", "squeue", "scancel", "sinfo")
-# Fits of the one-seed CI profile (41 (label, K) runs: main comparison, tuning and tuned twins,
-# m sweep, schedules, prior scale, fig1c, sensitivity, the crossover study's K and fractions)
-N_FITS = 41
+# Fits of the one-seed CI profile (25 (label, K) runs: main comparison, tuning and tuned twins,
+# m sweep, schedules, prior scale, fig1c, sensitivity; no crossover study)
+N_FITS = 25
 # what runs under SLURM: the rest (tuning's choice, figures, tables, claims, pages) is local
 SUBMITTED = {"split", "fit", "timing", "scaling"}
 RETRIED = "cgs_long"  # scancel'd once mid-fit: the profile's retry finishes it
