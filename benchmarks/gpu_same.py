@@ -124,14 +124,7 @@ def _args():
     ap.add_argument("--skip", nargs="+", default=[], choices=["kernels", "agreement_with_cpu"],
                     help="sections not to measure")
     ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    from same.model.backend import BackendUnavailableError, check_backend
-
-    try:  # no CuPy or no device: one line, before any work
-        check_backend(args.backend)
-    except BackendUnavailableError as exc:
-        ap.error(str(exc))
-    return args
+    return ap, ap.parse_args()
 
 
 def seconds_per_pass(args, counts, batch) -> tuple[dict, dict]:
@@ -196,11 +189,16 @@ def _measure(sections, result: dict) -> None:
 
 
 def main() -> None:
-    args = _args()
+    ap, args = _args()
     from same.io.outputs import check_option, json_kind
+    from same.model.backend import BackendUnavailableError, check_backend
 
     out = Path(args.out or f"results/gpu/same_{args.shape}_{args.backend}.json")
     check_option(out, json_kind({"benchmark": BENCHMARK}), "gpu_same.py")  # before work
+    try:  # no CuPy or no device: one line, before any work (after the user's file is checked)
+        check_backend(args.backend)
+    except BackendUnavailableError as exc:
+        ap.error(str(exc))
 
     from same.data.corpus import REGISTRY
     from same.data.synthetic import shaped_corpus
