@@ -3,8 +3,8 @@
 tools/slurm_cluster.sh starts the cluster (munge, MariaDB behind slurmdbd so that ``sacct``
 works, slurmctld, slurmd) in a folder of the test's own and stops it after. The CI profile
 with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with: the
-profile the end-to-end test runs, every rule and study of it but the crossover study, whose
-fits are more of the same rule, one seed of its five) runs
+profile the end-to-end test runs, one seed of its five, its main comparison and m sweep: every
+rule kind, without the studies whose fits are more of the same rule) runs
 through ``--profile`` profiles/slurm, sized to the node, to the end: once with a fit cancelled
 by ``scancel`` mid-fit (retried per the profile) and another cancelled at each of its tries
 (the run fails), then resumed to the end; every fit, the split, rule timing and C9's scaling a
@@ -33,13 +33,13 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tools/slurm_cluster.sh"
 TOOLS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld",
          "slurmd", "sbatch", "srun", "sacct", "sacctmgr", "squeue", "scancel", "sinfo")
-# Fits of the one-seed CI profile (25 (label, K) runs: main comparison, tuning and tuned twins,
-# m sweep, schedules, prior scale, fig1c, sensitivity; no crossover study)
-N_FITS = 25
+# Fits of the one-seed CI profile (conftest.py's one_seed_profile: 8 (label, K) runs, the main
+# comparison's six and the m sweep's two)
+N_FITS = 8
 # what runs under SLURM: the rest (tuning's choice, figures, tables, claims, pages) is local
 SUBMITTED = {"split", "fit", "timing", "scaling"}
-RETRIED = "cgs_long"  # scancel'd once mid-fit: the profile's retry finishes it
-FAILED = "same_m1_long"  # scancel'd at both tries: the run fails, the resumed run makes it
+RETRIED = "cgs"  # scancel'd once mid-fit: the profile's retry finishes it
+FAILED = "vb_batch"  # scancel'd at both tries: the run fails, the resumed run makes it
 
 
 def _why_no_cluster() -> str | None:
@@ -261,15 +261,16 @@ def _fit_runs(work: Path) -> set[tuple[str, int]]:
 
 
 def _config() -> dict:
-    """The one-seed CI profile's config as Snakemake merges it (config/ci.yaml and the seed
-    over config/config.yaml, key by key)."""
+    """The one-seed CI profile's config as Snakemake merges it (conftest.py's
+    one_seed_profile over config/config.yaml, key by key)."""
+    from conftest import one_seed_profile
+
     def merged(base, delta):
         return base | {k: merged(base[k], v) if isinstance(v, dict) and isinstance(
             base.get(k), dict) else v for k, v in delta.items()}
 
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    return merged(config, yaml.safe_load((REPO / "config/ci.yaml").read_text())) | {
-        "seeds": [0]}
+    return merged(config, one_seed_profile())
 
 
 def _seconds_files(root: Path) -> list[str]:

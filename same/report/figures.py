@@ -18,6 +18,7 @@ from .plotting import (
     _save,
     _ticks_with_ends,
     _zoom,
+    draw_caption,
 )
 from .traces import configuration_frame, configurations, final_lls, first_seed, test_traces
 from .verdicts import METRICS
@@ -83,8 +84,7 @@ def _plot(df, outputs, caption: str, series, *, x: str, xlabel: str, title: str,
                    extra=[*extra, *_band_handles(n_seeds)])
     for z in zooms.flat:
         z.set_ylabel("nats/token", fontsize=8)
-    fig.text(0.01, -0.005, caption + (f" {numbers}" if numbers else ""), ha="left", va="top",
-             fontsize=7, wrap=True)
+    draw_caption(fig, caption + (f" {numbers}" if numbers else ""))
     _save(fig, outputs)
     plt.close(fig)
 

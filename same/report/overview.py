@@ -8,7 +8,7 @@ import textwrap
 from same.experiments.tuning import CONFIGURATIONS
 
 from .captions import figure_caption
-from .plotting import _save
+from .plotting import _save, draw_caption
 from .verdicts import METRICS_SHORT
 
 __all__ = ["fig_verdict_overview", "verdict_column", "verdict_grid", "OUTCOME_COLORS",
@@ -167,7 +167,6 @@ def fig_verdict_overview(verdicts, outputs, caption: str, scales: dict | None = 
               fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.set_title("Paper claims: verdict per dataset", fontsize=10, pad=14)
     fig.tight_layout()
-    fig.text(0.01, -0.01, figure_caption("verdict_overview", caption), ha="left", va="top",
-             fontsize=7, wrap=True)
+    draw_caption(fig, figure_caption("verdict_overview", caption), y=-0.01)
     _save(fig, outputs)
     plt.close(fig)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .captions import figure_caption
 from .paper import METHOD_NAMES
-from .plotting import STYLES, _band, _band_handles, _dataset_title, _save
+from .plotting import STYLES, _band, _band_handles, _dataset_title, _save, draw_caption
 from .timing import per_pass_alone, retime, seconds_problem, timed_labels
 from .traces import (
     configuration_frame,
@@ -175,8 +175,7 @@ def fig_ll_vs_seconds(df, outputs, caption: str, timing=None) -> dict[str, dict[
     note = (f"; nothing drawn: every method's seconds were refused ({', '.join(sorted(refused))}"
             "), measured beside other work, so no line of ll against seconds and no bar of "
             "seconds per pass" if empty else None)
-    fig.text(0.01, -0.005, figure_caption("fig1_seconds", caption, note=note), ha="left",
-             va="top", fontsize=7, wrap=True)
+    draw_caption(fig, figure_caption("fig1_seconds", caption, note=note))
     _save(fig, outputs)
     plt.close(fig)
     return drawn

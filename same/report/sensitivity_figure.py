@@ -4,7 +4,7 @@ validation documents against passes for each value (first seed), and its CSV."""
 from __future__ import annotations
 
 from .captions import figure_caption
-from .plotting import OKABE_ITO, _dataset_title, _figure_legend, _save
+from .plotting import OKABE_ITO, _dataset_title, _figure_legend, _save, draw_caption
 from .traces import first_seed
 
 __all__ = ["fig_sensitivity"]
@@ -85,8 +85,7 @@ def fig_sensitivity(df, outputs, csv_path, caption: str, runs: dict) -> list[dic
                  fontsize=10)
     fig.tight_layout(rect=(0, legend_h / height, 1, 1))
     _figure_legend(fig, list(axes.flat), legend_h, height)
-    fig.text(0.01, -0.005, figure_caption("sensitivity", caption), ha="left", va="top",
-             fontsize=7, wrap=True)
+    draw_caption(fig, figure_caption("sensitivity", caption))
     _save(fig, outputs, also=[(csv_path, text_kind("table", csv_text(rows)))])
     plt.close(fig)
     write_csv(rows, csv_path)

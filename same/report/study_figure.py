@@ -8,7 +8,7 @@ import numpy as np
 
 from .crossover_text import FINDINGS, describe_crossover
 from .paper import METHOD_NAMES
-from .plotting import STYLES, _save
+from .plotting import STYLES, _save, draw_caption
 from .traces import PAPER_TOKENS_PER_PARAMETER
 from .verdicts import METRICS
 
@@ -44,7 +44,7 @@ def plot_study(panels, outputs, caption: str, dataset: str, main_scale: float | 
     fig.tight_layout(rect=(0, legend_h / height, 1, 1))
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
                ncol=3, frameon=False)
-    fig.text(0.01, -0.005, caption, ha="left", va="top", fontsize=7, wrap=True)
+    draw_caption(fig, caption)
     _save(fig, outputs)
     plt.close(fig)
 

@@ -359,7 +359,9 @@ def test_users_uci_files_by_path_through_the_workflow(tmp_path):
         "datasets: [mine, yours]\n"
         f"corpora: {{{', '.join(entries)}}}\n"
         "report_dir: results/both\nseeds: [0]\n"
-        "sensitivity: null\ncrossover_study: null\ntuning: null\n")
+        "sensitivity: null\ncrossover_study: null\ntuning: null\nother_order: false\n"
+        # the main comparison only: the studies are more fits of the same rule
+        "same: {m_values: null, schedules: null, m1_passes: null, prior_scale_variant: false}\n")
     res = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--cores", "2",
                           "--configfile", str(REPO / "config/ci.yaml"),
                           str(tmp_path / "mine.yaml"), "--directory", str(work),

@@ -173,11 +173,13 @@ def _compare(counter, low, high):
     return wrong
 
 
-def traffic_case(problem, kernels, klaunch, kcuda, runs=((3.0, 3), (0.3, 3), (3.0, 8))):
+def traffic_case(problem, kernels, klaunch, kcuda, runs=((0.3, 3), (3.0, 8))):
     """Counted accesses of one step of each sampler equal the model's, kernel by kernel, for
-    each (m, chunk) of ``runs``: m = 3 (every nonzero drawn) and 0.3 (most skipped by the
-    early exit); chunks of 3 (most documents and words over several chunks) and 8 (most
-    within one, drawn in their partial-sum block)."""
+    each (m, chunk) of ``runs``: m = 0.3 (most nonzeros skipped by the early exit) with chunks
+    of 3 (most documents and words over several chunks), and m = 3 (every nonzero drawn) with
+    chunks of 8 (most within one, drawn in their partial-sum block); the two runs reach every
+    branch the model counts (``covered``: single and chunked documents and words, every and
+    some nonzeros drawn). Each run is a step under the counting simulator (about 40 s)."""
     counts, theta, phi_t = problem(9, 30, 11, seed=6)
     counter = Counter()
     uninstall = _install(counter)

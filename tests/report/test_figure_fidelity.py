@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 from scipy import stats
-from test_figures import SEEDS, curve, main_frame, run, zooms
+from test_figures import SEEDS, curve, flat, main_frame, run, zooms
 
 from same.report import figures, plotting, seconds, study
 from same.report.paper import METHOD_NAMES
@@ -155,7 +155,7 @@ def test_a_zoom_holds_each_line_to_its_end_or_is_left_out(tmp_path, drawn_figure
     figures.fig_schedules(far, [tmp_path / "b.png"], "S", runs)
     for z in zooms(drawn_figures[-1]):
         assert not z.axison and not z.get_lines()
-        assert "no zoom: only constant" in " ".join(t.get_text() for t in z.texts)
+        assert "no zoom: only constant" in flat(t.get_text() for t in z.texts)
 
 
 def test_a_figure_with_nothing_to_draw_says_so(tmp_path, drawn_figures):
@@ -166,8 +166,8 @@ def test_a_figure_with_nothing_to_draw_says_so(tmp_path, drawn_figures):
     seconds.fig_ll_vs_seconds(df, [tmp_path / "s.png"], "S")
     fig = drawn_figures[-1]
     assert not any(ax.get_lines() or ax.patches for ax in fig.axes)
-    assert all("nothing drawn" in " ".join(t.get_text() for t in ax.texts) for ax in fig.axes)
-    caption = " ".join(t.get_text() for t in fig.texts)
+    assert all("nothing drawn" in flat(t.get_text() for t in ax.texts) for ax in fig.axes)
+    caption = flat(t.get_text() for t in fig.texts)
     assert "nothing drawn" in caption and "lines: each method's" not in caption
     assert "last column" not in caption
 
@@ -175,7 +175,7 @@ def test_a_figure_with_nothing_to_draw_says_so(tmp_path, drawn_figures):
 def test_a_caption_names_only_the_estimators_drawn(tmp_path, drawn_figures):
     df = main_frame().drop(columns=["ll_l2r"])
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
-    caption = " ".join(t.get_text() for t in drawn_figures[-1].texts)
+    caption = flat(t.get_text() for t in drawn_figures[-1].texts)
     assert "left-to-right" not in caption
     assert "document completion, the paper's metric" in caption
 
@@ -192,7 +192,7 @@ def test_fig1_marks_each_methods_plateau_pass(tmp_path, drawn_figures):
     df = main_frame()
     figures.fig_ll_vs_passes(df, [tmp_path / "f.png"], "S", max_passes=20)
     fig = drawn_figures[-1]
-    caption = " ".join(t.get_text() for t in fig.texts)
+    caption = flat(t.get_text() for t in fig.texts)
     ax = fig.axes[0]  # document completion, as published
     for label in ("same", "vb_online", "vb_batch"):
         want = np.mean([plateau(g.sort_values("pass")["ll"].tolist())
