@@ -9,7 +9,7 @@ from dataclasses import replace
 from same.experiments.tuning import CONFIGURATIONS
 
 from .claims import CLAIM_FUNCTIONS
-from .stats import FRAGILE_P, interval_text, welch
+from .stats import FRAGILE_P, interval_text, memoized_runs, welch
 from .timing import retime, timed_labels
 from .traces import (
     configuration_frame,
@@ -57,7 +57,9 @@ def judge_dataset(name: str, df, info: dict) -> list[Verdict]:
         cinfo = info if configuration == "published" else {**info, "prior_scale_runs": {}}
         other = order_frame(frame) if configuration == "published" else None
         skip = () if configuration == "published" else untuned_claims(info, twins)
-        for v in _judge(name, frame, cinfo, other):
+        with memoized_runs():  # each frame split into runs once for every re-judging
+            verdicts = _judge(name, frame, cinfo, other)
+        for v in verdicts:
             if v.claim in skip:
                 continue
             if v.claim not in ONCE:

@@ -15,6 +15,7 @@ ll in nats/token, seconds of training (evaluation excluded).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from .traces import final_lls, reach_seconds
 
 __all__ = ["ALPHA", "CONFIDENCE", "EPS_RANGE", "LADDER_GAPS", "PRIMARY_GAP", "t_interval",
            "interval_text", "Comparison", "welch", "Convergence", "convergence", "converged",
-           "ladder", "primary_rung", "seconds_to", "runs_of", "cgs_reference",
+           "ladder", "primary_rung", "seconds_to", "runs_of", "memoized_runs", "cgs_reference",
            "CGS_REFERENCE_ITERATION", "FRAGILE_P", "passes_to", "converge_to",
            "one_seed_half", "seed_noise"]
 
@@ -191,9 +192,38 @@ def cgs_reference(df, label: str = "cgs", iteration: int = CGS_REFERENCE_ITERATI
     return np.array(out)
 
 
+#: While :func:`memoized_runs` is open: id(frame) → (the frame, label → its runs).
+_RUNS: dict | None = None
+
+
+@contextlib.contextmanager
+def memoized_runs():
+    """Within it, :func:`runs_of` splits each frame into runs once (by label, then seed) and
+    hands the same run frames out again: judging a dataset re-judges every claim under each
+    free choice and metric, asking for the same runs hundreds of times. The frames are held
+    until it closes (so no id is reused), and must not be changed in place meanwhile (the
+    verdicts read traces, never write them); a run frame handed out is never changed either
+    (its readers sort into new frames)."""
+    global _RUNS
+    outer = _RUNS
+    if outer is None:
+        _RUNS = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _RUNS = None
+
+
 def runs_of(df, label: str):
     """The runs of ``label``: one trace per seed, in seed order."""
-    return [r for _, r in df[df["label"] == label].groupby("seed")]
+    if _RUNS is None:
+        return [r for _, r in df[df["label"] == label].groupby("seed")]
+    hit = _RUNS.get(id(df))
+    if hit is None:
+        hit = _RUNS[id(df)] = (df, {lab: [r for _, r in g.groupby("seed")]
+                                    for lab, g in df.groupby("label", sort=False)})
+    return list(hit[1].get(label, ()))
 
 
 def converged(df, label: str, eps: float = CONVERGED_EPS) -> list[Convergence]:
