@@ -74,25 +74,9 @@ def uci_dir() -> Path:
     return d
 
 
-def one_seed_profile() -> dict:
-    """The one-seed CI profile: config/ci.yaml with one seed and its main comparison and m sweep
-    only (no tuning, sensitivity, crossover or other-order study, schedules, prior-scale
-    variant or long fig1c runs, whose fits are more of the same rule the end-to-end test runs),
-    so every rule kind runs (split, fit, the m sweep's fits timed alone, timing, C9's scaling,
-    figures, tables, claims) in 8 fits."""
-    import yaml
-
-    profile = yaml.safe_load((REPO / "config/ci.yaml").read_text())
-    same = {**profile["same"], "schedules": None, "m1_passes": None,
-            "prior_scale_variant": False}
-    cgs = {**profile["cgs"], "fig1c_iterations": profile["cgs"]["iterations"]}
-    return {**profile, "seeds": [0], "same": same, "cgs": cgs, "tuning": None,
-            "sensitivity": None, "crossover_study": None, "other_order": False}
-
-
 @pytest.fixture(scope="session")
 def one_seed_run(tmp_path_factory, uci_dir):
-    """The one-seed CI profile (:func:`one_seed_profile`), run locally once per session: the
+    """The one-seed CI profile (ci_profiles.one_seed_profile), run locally once per session: the
     uninterrupted run that tests/test_workflow.py's SIGKILL test and tests/test_slurm.py's
     SLURM runs are compared with. Read it, never write to it: ``config``, the run's folder
     ``dir``, the Snakemake arguments ``base`` (all but ``--directory``) and ``env``."""
@@ -100,6 +84,8 @@ def one_seed_run(tmp_path_factory, uci_dir):
 
     root = tmp_path_factory.mktemp("one_seed")
     config = root / "one_seed.yaml"
+    from ci_profiles import one_seed_profile
+
     config.write_text(yaml.safe_dump(one_seed_profile(), sort_keys=False))
     run = root / "run"
     run.mkdir()

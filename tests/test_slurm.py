@@ -3,7 +3,7 @@
 tools/slurm_cluster.sh starts the cluster (munge, MariaDB behind slurmdbd so that ``sacct``
 works, slurmctld, slurmd) in a folder of the test's own and stops it after. The CI profile
 with one seed (conftest.py's ``one_seed_run``, which the SIGKILL test also compares with: the
-profile the end-to-end test runs, one seed of its five, its main comparison and m sweep: every
+profile the end-to-end test runs, one seed of its three, its main comparison and m sweep: every
 rule kind, without the studies whose fits are more of the same rule) runs
 through ``--profile`` profiles/slurm, sized to the node, to the end: once with a fit cancelled
 by ``scancel`` mid-fit (retried per the profile) and another cancelled at each of its tries
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tools/slurm_cluster.sh"
 TOOLS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld",
          "slurmd", "sbatch", "srun", "sacct", "sacctmgr", "squeue", "scancel", "sinfo")
-# Fits of the one-seed CI profile (conftest.py's one_seed_profile: 8 (label, K) runs, the main
+# Fits of the one-seed CI profile (ci_profiles.py's one_seed_profile: 8 (label, K) runs, the main
 # comparison's six and the m sweep's two)
 N_FITS = 8
 # what runs under SLURM: the rest (tuning's choice, figures, tables, claims, pages) is local
@@ -261,9 +261,9 @@ def _fit_runs(work: Path) -> set[tuple[str, int]]:
 
 
 def _config() -> dict:
-    """The one-seed CI profile's config as Snakemake merges it (conftest.py's
+    """The one-seed CI profile's config as Snakemake merges it (ci_profiles.py's
     one_seed_profile over config/config.yaml, key by key)."""
-    from conftest import one_seed_profile
+    from ci_profiles import one_seed_profile
 
     def merged(base, delta):
         return base | {k: merged(base[k], v) if isinstance(v, dict) and isinstance(
