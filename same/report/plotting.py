@@ -16,7 +16,7 @@ import numpy as np
 from same.io.outputs import check_target, figure_kind, write_file
 
 __all__ = ["OKABE_ITO", "STYLES", "COLORS", "VARIANT_STYLES", "ZOOM_LABEL", "ZOOM_FACE",
-           "ZOOM_NATS", "FALL_NATS"]
+           "ZOOM_NATS", "FALL_NATS", "wrap_to", "draw_caption"]
 
 
 #: Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008), without its yellow
