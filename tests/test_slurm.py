@@ -396,6 +396,10 @@ def test_scancel_mid_fit_is_retried_and_a_failed_run_resumes(slurm_run, one_seed
 
 def test_the_readme_says_how_many_fits_ran_through_slurm():
     """The README's SLURM section names the fits this file runs under the scheduler
-    (:data:`N_FITS`), so the number there cannot drift from the test."""
+    (:data:`N_FITS`) and the CI profile's seeds (config/ci.yaml), so neither number there can
+    drift."""
     section = (REPO / "README.md").read_text().split("What has run for real")[1][:1500]
     assert f"({N_FITS} fits, the split;" in section
+    seeds = len(yaml.safe_load((REPO / "config/ci.yaml").read_text())["seeds"])
+    words = {2: "two", 3: "three", 4: "four", 5: "five"}
+    assert f"with one seed of its {words[seeds]}," in " ".join(section.split())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ci_profiles import main_only
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -398,9 +399,8 @@ def test_tiny_synthetic_end_to_end(tmp_path):
         "datasets: [toy]\n"
         "synthetic: {toy: {like: kos, fraction: 0.1, n_topics: 4, seed: 1}}\n"
         "report_dir: results/toy\ncaption_note: tiny test\nn_components: 4\nseeds: [0]\n"
-        "sensitivity: null\ncrossover_study: null\ntuning: null\nother_order: false\n"
         # the main comparison only: the studies are more fits of the same rule
-        "same: {m_values: null, schedules: null, m1_passes: null, prior_scale_variant: false}\n")
+        + yaml.safe_dump(main_only()))
     res = smk("--cores", "2", "--configfile", str(REPO / "config/ci.yaml"),
               str(tmp_path / "toy.yaml"), "--directory", str(work), "--snakefile",
               str(REPO / "Snakefile"))

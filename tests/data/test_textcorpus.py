@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import yaml
+from ci_profiles import main_only
 from sklearn.datasets import load_files
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -359,9 +361,8 @@ def test_users_uci_files_by_path_through_the_workflow(tmp_path):
         "datasets: [mine, yours]\n"
         f"corpora: {{{', '.join(entries)}}}\n"
         "report_dir: results/both\nseeds: [0]\n"
-        "sensitivity: null\ncrossover_study: null\ntuning: null\nother_order: false\n"
         # the main comparison only: the studies are more fits of the same rule
-        "same: {m_values: null, schedules: null, m1_passes: null, prior_scale_variant: false}\n")
+        + yaml.safe_dump(main_only()))
     res = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--cores", "2",
                           "--configfile", str(REPO / "config/ci.yaml"),
                           str(tmp_path / "mine.yaml"), "--directory", str(work),

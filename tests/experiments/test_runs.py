@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ci_profiles import STUDIES_OFF
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from same.experiments.plan import plan_runs, tuned_twins, tuning_runs
@@ -143,9 +144,6 @@ def test_labels_of_a_silent_config_follow_the_estimators_defaults():
 
 
 #: The studies a profile switches off, each by its config key (issue 52).
-STUDIES_OFF = {"m sweep": {"m_values": None}, "schedules": {"schedules": None},
-               "prior-scale variant": {"prior_scale_variant": False},
-               "fig1c's m=1 run": {"m1_passes": None}}
 
 
 @pytest.mark.parametrize("deltas", [(), ("ci.yaml",)])
